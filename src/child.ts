@@ -1,0 +1,52 @@
+// The command, run with the wrapper's own stdin, stdout and stderr (the same descriptors, no pipes),
+// and never killed by the wrapper on its own: the pod's grace period owns that.
+
+import { execa } from 'execa';
+import type { Outcome } from './exit-code.ts';
+import type { KillTarget } from './signals.ts';
+
+export interface Child extends KillTarget {
+  readonly pid: number | undefined;
+  readonly outcome: Promise<Outcome>;
+}
+
+export function startChild(command: readonly string[]): Child {
+  const [file = '', ...args] = command;
+  const subprocess = execa(file, args, {
+    stdio: 'inherit',
+    reject: false,
+    buffer: false,
+    cleanup: false, // no kill when the wrapper exits: the command outlives nothing it should not
+    forceKillAfterDelay: false, // no SIGKILL of our own after a forwarded TERM
+    stripFinalNewline: false,
+    windowsHide: false,
+  });
+
+  const outcome = subprocess.then((result): Outcome => {
+    if (typeof result.exitCode === 'number') return { kind: 'exited', code: result.exitCode };
+    if (result.signal !== undefined) return { kind: 'signaled', signal: result.signal };
+    const errno = typeof result.code === 'string' ? result.code : 'EUNKNOWN';
+    return { kind: 'spawn-failed', errno, message: spawnMessage(errno) };
+  });
+
+  return {
+    pid: subprocess.pid,
+    outcome,
+    kill: (signal) => subprocess.kill(signal),
+  };
+}
+
+function spawnMessage(errno: string): string {
+  switch (errno) {
+    case 'ENOENT':
+      return 'not found (no such file on PATH, or its #! interpreter is missing)';
+    case 'ENOTDIR':
+      return 'not found (a part of its path is not a directory)';
+    case 'EACCES':
+      return 'cannot be executed (permission denied, or it is a directory)';
+    case 'ENOEXEC':
+      return 'cannot be executed (not an executable format)';
+    default:
+      return `cannot be executed (${errno})`;
+  }
+}

@@ -1,0 +1,32 @@
+import { constants } from 'node:os';
+
+/** The wrapper failed before the command ran: usage or configuration error, readiness timeout, internal error. */
+export const EXIT_WRAPPER_FAILED = 125;
+/** The command exists but cannot be executed. */
+export const EXIT_CANNOT_EXECUTE = 126;
+/** The command was not found. */
+export const EXIT_NOT_FOUND = 127;
+
+/** How the command ended, as far as the wrapper can tell. */
+export type Outcome =
+  | { readonly kind: 'exited'; readonly code: number }
+  | { readonly kind: 'signaled'; readonly signal: NodeJS.Signals }
+  | { readonly kind: 'spawn-failed'; readonly errno: string; readonly message: string };
+
+/** 128 + N, the shell's convention for a death by signal N. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
+}
+
+/** The one place where an outcome becomes the wrapper's exit code. */
+export function exitCodeFor(outcome: Outcome): number {
+  switch (outcome.kind) {
+    case 'exited':
+      return outcome.code;
+    case 'signaled':
+      return signalExitCode(outcome.signal);
+    case 'spawn-failed':
+      // ENOENT: no such file, or its interpreter (#!) is missing; ENOTDIR: a path part is a file.
+      return outcome.errno === 'ENOENT' || outcome.errno === 'ENOTDIR' ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+  }
+}

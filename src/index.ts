@@ -1,0 +1,44 @@
+// The only file that touches the process: install the signal handlers first (a TERM during start-up
+// must not be lost), run main, exit with its code.
+
+import { writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
+import { startChild } from './child.ts';
+import { systemClock } from './clock.ts';
+import { createLogger } from './log.ts';
+import { main } from './main.ts';
+import { createSignalRouter } from './signals.ts';
+
+declare const ISTIO_JOB_RUN_VERSION: string | undefined;
+
+const log = createLogger();
+const signals = createSignalRouter(process, log, isatty(0));
+
+// A stray error in a callback must not kill the wrapper while the command runs: as PID 1 its exit
+// would take the command down with it, and the sidecar would never be told to quit.
+process.on('uncaughtException', (error) => log.error(`internal error (continuing): ${error.stack ?? error.message}`));
+process.on('unhandledRejection', (error) => log.error(`internal error (continuing): ${String(error)}`));
+
+main({
+  argv: process.argv.slice(2),
+  env: process.env,
+  version: typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev',
+  log,
+  signals,
+  clock: systemClock,
+  writeStdout: (text) => {
+    try {
+      writeSync(1, text);
+    } catch {
+      // stdout closed (`--help | head -1`): nothing to do.
+    }
+  },
+  loadHttp: async () => (await import('./http.ts')).createHttp(),
+  startChild,
+}).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    log.error(`internal error: ${String(error)}`);
+    process.exit(125);
+  },
+);

@@ -1,0 +1,63 @@
+// The wrapper's own lines: stderr only (stdout belongs to the job), written synchronously so they keep
+// their order with the job's output and survive process.exit. A failing stderr never fails the wrapper.
+
+import { writeSync } from 'node:fs';
+import type { LogFormat, LogLevel } from './options.ts';
+
+const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const PREFIX = 'istio-job-run:';
+
+export type Fields = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export interface Logger {
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
+  /** Applied once the options are known; until then the defaults hold. */
+  configure(level: LogLevel, format: LogFormat): void;
+}
+
+export function writeStderr(text: string): void {
+  try {
+    let bytes = Buffer.from(text);
+    for (let tries = 0; bytes.length > 0 && tries < 100; tries++) {
+      try {
+        bytes = bytes.subarray(writeSync(2, bytes));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      }
+    }
+  } catch {
+    // stderr closed or broken: the job's exit code matters more than our message.
+  }
+}
+
+export function createLogger(
+  write: (text: string) => void = writeStderr,
+  now: () => Date = () => new Date(),
+): Logger {
+  let threshold = RANK.info;
+  let format: LogFormat = 'text';
+
+  const emit = (level: Exclude<LogLevel, 'silent'>, message: string, fields: Fields = {}): void => {
+    if (RANK[level] < threshold) return;
+    if (format === 'json') {
+      write(`${JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields })}\n`);
+      return;
+    }
+    const tag = level === 'warn' ? ' warning:' : level === 'debug' ? ' debug:' : '';
+    write(`${PREFIX}${tag} ${message}\n`);
+  };
+
+  return {
+    debug: (message, fields) => emit('debug', message, fields),
+    info: (message, fields) => emit('info', message, fields),
+    warn: (message, fields) => emit('warn', message, fields),
+    error: (message, fields) => emit('error', message, fields),
+    configure(level, newFormat) {
+      threshold = RANK[level];
+      format = newFormat;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+export type SidecarSetting = 'auto' | 'classic' | 'native' | 'none';
+export type SidecarMode = Exclude<SidecarSetting, 'auto'>;
+
+/** The environment variable the pod fills from the annotation sidecar.istio.io/status (downward API). */
+export const STATUS_VARIABLE = 'ISTIO_JOB_RUN_SIDECAR_STATUS';
+const PROXY_CONTAINER = 'istio-proxy';
+
+export interface ResolvedMode {
+  readonly mode: SidecarMode;
+  /** Why this mode: shown at debug level, or at info when it is a guess worth knowing. */
+  readonly reason: string;
+  readonly level: 'debug' | 'info' | 'warn';
+}
+
+/** Resolves `auto` once, from the pod's injection status, else from whether this is a pod at all. */
+export function resolveMode(setting: SidecarSetting, env: Readonly<Record<string, string | undefined>>): ResolvedMode {
+  if (setting !== 'auto') return { mode: setting, reason: `sidecar mode ${setting} (set explicitly)`, level: 'debug' };
+
+  const status = env[STATUS_VARIABLE];
+  if (status !== undefined) return fromStatus(status);
+  if (env['KUBERNETES_SERVICE_HOST'] === undefined) {
+    return {
+      mode: 'none',
+      reason: 'not in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset): running the command without a sidecar',
+      level: 'info',
+    };
+  }
+  return { mode: 'classic', reason: `in a pod without ${STATUS_VARIABLE}: assuming a classic sidecar`, level: 'debug' };
+}
+
+function fromStatus(status: string): ResolvedMode {
+  if (status.trim() === '') {
+    return { mode: 'none', reason: `${STATUS_VARIABLE} is empty: the pod has no injected sidecar`, level: 'debug' };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(status);
+  } catch {
+    return unreadable(status, 'it is not JSON');
+  }
+  if (listsProxy(parsed, 'initContainers')) {
+    return { mode: 'native', reason: `${PROXY_CONTAINER} is a native sidecar (listed under initContainers)`, level: 'debug' };
+  }
+  if (listsProxy(parsed, 'containers')) {
+    return { mode: 'classic', reason: `${PROXY_CONTAINER} is a classic sidecar (listed under containers)`, level: 'debug' };
+  }
+  return unreadable(status, `it lists no ${PROXY_CONTAINER} container`);
+}
+
+function listsProxy(status: unknown, key: 'initContainers' | 'containers'): boolean {
+  if (typeof status !== 'object' || status === null) return false;
+  const list: unknown = (status as Record<string, unknown>)[key];
+  return Array.isArray(list) && list.includes(PROXY_CONTAINER);
+}
+
+function unreadable(status: string, why: string): ResolvedMode {
+  const shown = status.length > 120 ? `${status.slice(0, 117)}...` : status;
+  return {
+    mode: 'classic',
+    reason: `cannot read ${STATUS_VARIABLE} (${why}): ${JSON.stringify(shown)}; assuming a classic sidecar`,
+    level: 'warn',
+  };
+}

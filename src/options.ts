@@ -1,0 +1,298 @@
+// Every option, declared once: flag, environment variable, default, parser and help text.
+// Parsing, precedence (flag > variable > default), error messages and --help all come from this table.
+
+import yargsParser from 'yargs-parser';
+import { formatDuration, parseDuration, quote } from './duration.ts';
+import { EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_WRAPPER_FAILED } from './exit-code.ts';
+import { STATUS_VARIABLE, type SidecarSetting } from './mode.ts';
+
+export type QuitPolicy = 'always' | 'on-success' | 'never';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export type LogFormat = 'text' | 'json';
+
+export interface Options {
+  readonly sidecar: SidecarSetting;
+  readonly readyUrl: URL;
+  readonly readyTimeout: number;
+  readonly pollInterval: number;
+  readonly requestTimeout: number;
+  readonly startWithoutProxy: boolean;
+  readonly wait: boolean;
+  readonly quitUrls: readonly URL[];
+  readonly quit: QuitPolicy;
+  readonly quitTimeout: number;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+interface Spec<T> {
+  /** Long flag without dashes; a switch is written --NAME or --no-NAME. */
+  readonly flag: string;
+  readonly env: string;
+  readonly kind: 'value' | 'list' | 'switch';
+  /** How the flag is shown in --help, e.g. "--ready-timeout DURATION". */
+  readonly usage: string;
+  readonly default: T;
+  readonly defaultText: string;
+  /** Parses one value; throws an Error whose message says what is wrong and what is allowed. */
+  readonly parse: (raw: string) => T;
+  readonly help: string;
+}
+
+const oneOf = <T extends string>(...allowed: readonly T[]) => (raw: string): T => {
+  const value = raw.trim().toLowerCase();
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new Error(`${quote(raw)} is not one of ${allowed.join(', ')}`);
+};
+
+const duration = (min: number) => (raw: string): number => {
+  const ms = parseDuration(raw);
+  if (ms < min) throw new Error(`${quote(raw)} is too short (at least ${formatDuration(min)})`);
+  return ms;
+};
+
+function httpUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error(`${quote(raw)} is not a URL (example: http://127.0.0.1:15020/quitquitquit)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`${quote(raw)} is not an http or https URL`);
+  }
+  return url;
+}
+
+function bool(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new Error(`${quote(raw)} is not a boolean (true, false, 1, 0, yes, no)`);
+}
+
+const urlList = (raw: string): URL[] => {
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.some((item) => item === '')) throw new Error(`${quote(raw)} has an empty entry (comma-separated URLs)`);
+  return items.map(httpUrl);
+};
+
+/** The whole interface. The order here is the order of --help. */
+export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
+  sidecar: {
+    flag: 'sidecar', env: 'ISTIO_JOB_RUN_SIDECAR', kind: 'value', usage: '--sidecar auto|classic|native|none',
+    default: 'auto', defaultText: 'auto', parse: oneOf('auto', 'classic', 'native', 'none'),
+    help: `What the pod has. auto: from ${STATUS_VARIABLE} if set, else none outside Kubernetes, else classic. ` +
+      'classic: wait, run, quit. native: run only (Kubernetes manages the proxy). none: run only, no HTTP.',
+  },
+  readyUrl: {
+    flag: 'ready-url', env: 'ISTIO_JOB_RUN_READY_URL', kind: 'value', usage: '--ready-url URL',
+    default: new URL('http://127.0.0.1:15021/healthz/ready'), defaultText: 'http://127.0.0.1:15021/healthz/ready',
+    parse: httpUrl, help: 'Polled with GET until it answers 2xx.',
+  },
+  readyTimeout: {
+    flag: 'ready-timeout', env: 'ISTIO_JOB_RUN_READY_TIMEOUT', kind: 'value', usage: '--ready-timeout DURATION',
+    default: 60_000, defaultText: '60s', parse: duration(1),
+    help: `How long to wait for readiness; then exit ${EXIT_WRAPPER_FAILED} without running the command.`,
+  },
+  pollInterval: {
+    flag: 'poll-interval', env: 'ISTIO_JOB_RUN_POLL_INTERVAL', kind: 'value', usage: '--poll-interval DURATION',
+    default: 25, defaultText: '25ms', parse: duration(5), help: 'Time between readiness checks (at least 5ms).',
+  },
+  requestTimeout: {
+    flag: 'request-timeout', env: 'ISTIO_JOB_RUN_REQUEST_TIMEOUT', kind: 'value', usage: '--request-timeout DURATION',
+    default: 1_000, defaultText: '1s', parse: duration(1), help: 'Timeout of one HTTP attempt.',
+  },
+  startWithoutProxy: {
+    flag: 'start-without-proxy', env: 'ISTIO_JOB_RUN_START_WITHOUT_PROXY', kind: 'switch', usage: '--start-without-proxy',
+    default: false, defaultText: 'off', parse: bool, help: 'Run the command anyway (with a warning) if the proxy never got ready.',
+  },
+  wait: {
+    flag: 'wait', env: 'ISTIO_JOB_RUN_WAIT', kind: 'switch', usage: '--no-wait',
+    default: true, defaultText: 'wait', parse: bool, help: 'Start the command at once, without waiting for readiness (ISTIO_JOB_RUN_WAIT=false).',
+  },
+  quitUrls: {
+    flag: 'quit-url', env: 'ISTIO_JOB_RUN_QUIT_URL', kind: 'list', usage: '--quit-url URL',
+    default: [new URL('http://127.0.0.1:15020/quitquitquit')], defaultText: 'http://127.0.0.1:15020/quitquitquit',
+    parse: urlList, help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
+  },
+  quit: {
+    flag: 'quit', env: 'ISTIO_JOB_RUN_QUIT', kind: 'value', usage: '--quit always|on-success|never',
+    default: 'always', defaultText: 'always', parse: oneOf('always', 'on-success', 'never'),
+    help: 'When to tell a classic sidecar to quit. Use on-success with restartPolicy OnFailure.',
+  },
+  quitTimeout: {
+    flag: 'quit-timeout', env: 'ISTIO_JOB_RUN_QUIT_TIMEOUT', kind: 'value', usage: '--quit-timeout DURATION',
+    default: 10_000, defaultText: '10s', parse: duration(1), help: 'How long to keep retrying the quit, all attempts together.',
+  },
+  logLevel: {
+    flag: 'log-level', env: 'ISTIO_JOB_RUN_LOG_LEVEL', kind: 'value', usage: '--log-level debug|info|warn|error|silent',
+    default: 'info', defaultText: 'info', parse: oneOf('debug', 'info', 'warn', 'error', 'silent'),
+    help: 'How much the wrapper says on stderr.',
+  },
+  logFormat: {
+    flag: 'log-format', env: 'ISTIO_JOB_RUN_LOG_FORMAT', kind: 'value', usage: '--log-format text|json',
+    default: 'text', defaultText: 'text', parse: oneOf('text', 'json'), help: 'Lines prefixed "istio-job-run:", or one JSON object a line.',
+  },
+};
+
+export const DEFAULTS: Options = Object.fromEntries(
+  Object.entries(OPTIONS).map(([key, spec]) => [key, spec.default]),
+) as unknown as Options;
+
+export type Invocation =
+  | { readonly kind: 'run'; readonly options: Options; readonly command: readonly string[] }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  /** What did parse is kept, defaults elsewhere, so the sidecar can still be told to quit. */
+  | { readonly kind: 'usage-error'; readonly options: Options; readonly errors: readonly string[] };
+
+const SPECS = Object.entries(OPTIONS) as [keyof Options, Spec<unknown>][];
+const BY_FLAG = new Map(SPECS.map(([key, spec]) => [spec.flag, key]));
+const SHORT_FLAGS: Record<string, string> = { h: 'help' };
+
+/** Splits argv into the wrapper's options and the command, and merges flags, environment and defaults. */
+export function parseInvocation(argv: readonly string[], env: Env): Invocation {
+  const parsed = yargsParser.detailed([...argv], {
+    string: SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag),
+    boolean: [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version'],
+    // A switch never takes the next argument, so `--no-wait true` runs the command `true`.
+    narg: Object.fromEntries(
+      [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version'].map((f) => [f, 0]),
+    ),
+    configuration: {
+      'halt-at-non-option': true,
+      'populate--': true,
+      'camel-case-expansion': false,
+      'dot-notation': false,
+      'parse-numbers': false,
+      'parse-positional-numbers': false,
+      'boolean-negation': true,
+      'duplicate-arguments-array': true,
+      'flatten-duplicate-arrays': true,
+      'greedy-arrays': false,
+      'short-option-groups': true,
+      'unknown-options-as-args': false,
+      'strip-aliased': false,
+      'strip-dashed': false,
+      'set-placeholder-key': false,
+    },
+  });
+
+  const errors: string[] = [];
+  if (parsed.error) {
+    // yargs-parser's only complaint here is a value given to a switch: --wait=false.
+    const name = /: (\S+)$/.exec(parsed.error.message)?.[1];
+    errors.push(name === undefined ? parsed.error.message : `--${name}: takes no value (use --${name} or --no-${name})`);
+  }
+  const flags: Record<string, unknown> = {};
+  for (const [rawKey, value] of Object.entries(parsed.argv)) {
+    if (rawKey === '_' || rawKey === '--') continue;
+    const key = SHORT_FLAGS[rawKey] ?? rawKey;
+    if (key === 'help' || key === 'version' || BY_FLAG.has(key)) flags[key] = value;
+    else errors.push(`unknown option ${rawKey.length === 1 ? '-' : '--'}${rawKey} (see istio-job-run --help)`);
+  }
+  if (flags['help'] === true) return { kind: 'help' };
+  if (flags['version'] === true) return { kind: 'version' };
+
+  const options: Record<string, unknown> = {};
+  for (const [key, spec] of SPECS) {
+    const resolved = resolveOption(spec, flags[spec.flag], env[spec.env]);
+    if (resolved.error !== undefined) errors.push(resolved.error);
+    options[key] = resolved.value;
+  }
+
+  const command = [...(parsed.argv._ ?? []).map(String), ...((parsed.argv['--'] as string[] | undefined) ?? [])];
+  if (errors.length === 0 && command.length === 0) {
+    errors.push('no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])');
+  }
+  if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors };
+  return { kind: 'run', options: options as unknown as Options, command };
+}
+
+/** Flag beats variable beats default. A bad value falls back to the default so the quit can still happen. */
+function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | undefined): { value: unknown; error?: string } {
+  if (flag !== undefined) {
+    try {
+      return { value: parseFlag(spec, flag) };
+    } catch (error) {
+      return { value: spec.default, error: `--${spec.flag}: ${(error as Error).message}` };
+    }
+  }
+  if (envValue !== undefined) {
+    try {
+      return { value: spec.parse(envValue) };
+    } catch (error) {
+      return { value: spec.default, error: `${spec.env}: ${(error as Error).message}` };
+    }
+  }
+  return { value: spec.default };
+}
+
+function parseFlag(spec: Spec<unknown>, flag: unknown): unknown {
+  const values = Array.isArray(flag) ? flag : [flag];
+  if (spec.kind === 'switch') {
+    // --NAME, --no-NAME, --NAME=true|false: yargs-parser hands over booleans or strings.
+    const last: unknown = values.at(-1);
+    return typeof last === 'boolean' ? last : spec.parse(String(last));
+  }
+  if (values.some((value) => typeof value !== 'string')) throw new Error('is a value option, not a switch');
+  if (values.some((value) => value === '')) throw new Error(`needs a value (${spec.usage})`);
+  if (spec.kind === 'list') return values.flatMap((value) => spec.parse(String(value)) as unknown[]);
+  return spec.parse(String(values.at(-1)));
+}
+
+/** --help, rendered from the table. */
+export function renderHelp(version: string): string {
+  const lines = [
+    `istio-job-run ${version}`,
+    '',
+    'Usage: istio-job-run [options] [--] COMMAND [ARG...]',
+    '       istio-job-run --help | --version',
+    '',
+    'Runs COMMAND as a Kubernetes Job behind an Istio sidecar: waits until the proxy is',
+    'ready, runs the command with stdio and signals passed straight through, tells a',
+    'classic sidecar to quit, and exits with the command\'s code. Options stop at "--"',
+    'or at the first argument that is not an option. A flag beats its variable.',
+    '',
+    'Options:',
+  ];
+  for (const [, spec] of SPECS) {
+    lines.push(`  ${spec.usage}`);
+    lines.push(`      ${spec.env}, default: ${spec.defaultText}`);
+    lines.push(...wrap(spec.help, 72).map((line) => `      ${line}`));
+  }
+  lines.push(
+    '  -h, --help       Show this help.',
+    '      --version    Show the version.',
+    '',
+    'DURATION: 500ms, 30s, 2m, 1h or 1m30s; a bare number is seconds.',
+    `Sidecar status: map the annotation sidecar.istio.io/status into ${STATUS_VARIABLE}.`,
+    '',
+    'Exit codes:',
+    "  the command's code   it exited",
+    '  128+N                it died of signal N, or the wrapper got TERM, INT, HUP or QUIT before it started',
+    `  ${EXIT_CANNOT_EXECUTE}                  the command exists but cannot be executed`,
+    `  ${EXIT_NOT_FOUND}                  the command was not found`,
+    `  ${EXIT_WRAPPER_FAILED}                  the wrapper failed before the command ran (usage, readiness timeout, internal error)`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}

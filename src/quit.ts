@@ -1,0 +1,142 @@
+// Telling a classic sidecar to quit: whether to (the policy), how to read each answer (pilot-agent's
+// behaviour), and the retrying POSTs. Nothing here throws, and nothing here changes the exit code.
+
+import type { Clock } from './clock.ts';
+import { describe, type Attempt } from './attempt.ts';
+import type { Http } from './http.ts';
+import type { Logger } from './log.ts';
+import type { QuitPolicy } from './options.ts';
+import { formatDuration } from './duration.ts';
+
+/** always; on-success only after exit 0 (restartPolicy OnFailure needs the proxy for the retry); never. */
+export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
+  switch (policy) {
+    case 'always':
+      return true;
+    case 'on-success':
+      return exitCode === 0;
+    case 'never':
+      return false;
+  }
+}
+
+export type Verdict = 'acknowledged' | 'gone' | 'retry' | 'rejected';
+
+/** What one answer to POST /quitquitquit means. `answeredBefore`: the proxy has answered HTTP before. */
+export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
+  switch (attempt.kind) {
+    case 'response': {
+      const { status } = attempt;
+      if (status >= 200 && status < 300) return 'acknowledged';
+      if (status >= 500 || status === 408 || status === 429) return 'retry';
+      return 'rejected'; // 404 wrong path, 405 wrong method, 403 not from localhost: retrying cannot help.
+    }
+    case 'refused':
+      // pilot-agent closes its listener as soon as it accepts a quit: refused after an answer means gone.
+      // Refused before any answer: the agent may not listen yet (the job's container can start first).
+      return answeredBefore ? 'gone' : 'retry';
+    case 'reset':
+    case 'timeout':
+    case 'failed':
+    case 'aborted':
+      return 'retry';
+  }
+}
+
+const FIRST_BACKOFF_MS = 20;
+const MAX_BACKOFF_MS = 1_000;
+
+/** Delay before retry number n (1-based): 20ms, 40ms, 80ms ... at most 1s. */
+export function backoffMs(retry: number): number {
+  return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, retry - 1));
+}
+
+export interface QuitResult {
+  readonly url: URL;
+  readonly verdict: 'acknowledged' | 'gone' | 'rejected' | 'gave-up';
+  readonly attempts: number;
+  readonly elapsedMs: number;
+  readonly last: string;
+}
+
+export interface QuitParams {
+  readonly urls: readonly URL[];
+  readonly timeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly http: Http;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The proxy answered the readiness check (any status) before quitting began. */
+  readonly answeredBefore: boolean;
+}
+
+/** POSTs every quit URL in parallel, each until acknowledged, gone, rejected or out of time. */
+export async function quitProxy(params: QuitParams): Promise<QuitResult[]> {
+  const started = params.clock.now();
+  const deadline = started + params.timeoutMs;
+  return Promise.all(params.urls.map((url) => quitOne(url, deadline, params)));
+}
+
+async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<QuitResult> {
+  const { http, clock, log, requestTimeoutMs } = params;
+  const started = clock.now();
+  let answered = params.answeredBefore;
+  let attempts = 0;
+  let last: Attempt = { kind: 'timeout' };
+
+  const done = (verdict: QuitResult['verdict']): QuitResult => {
+    const result: QuitResult = { url, verdict, attempts, elapsedMs: clock.now() - started, last: describe(last) };
+    report(log, result);
+    return result;
+  };
+
+  try {
+    for (;;) {
+      const remaining = deadline - clock.now();
+      if (remaining <= 0) return done('gave-up');
+      attempts += 1;
+      last = await http.attempt('POST', url, Math.min(requestTimeoutMs, remaining));
+      const verdict = judge(last, answered);
+      if (verdict !== 'retry') return done(verdict);
+      if (last.kind === 'response') answered = true;
+      log.debug(`quit attempt ${attempts} to ${url.href}: ${describe(last)}; retrying`);
+      await clock.sleep(Math.min(backoffMs(attempts), deadline - clock.now()));
+    }
+  } catch (error) {
+    last = { kind: 'failed', code: error instanceof Error ? error.message : String(error) };
+    return done('gave-up');
+  }
+}
+
+function report(log: Logger, result: QuitResult): void {
+  const { url, attempts, elapsedMs, last } = result;
+  const fields = { url: url.href, attempts, ms: Math.round(elapsedMs), last };
+  const tally = `${attempts} attempt${attempts === 1 ? '' : 's'}, ${formatDuration(elapsedMs)}`;
+  switch (result.verdict) {
+    case 'acknowledged':
+      log.info(`proxy acknowledged the quit (POST ${url.href}: ${tally})`, fields);
+      return;
+    case 'gone':
+      log.info(`proxy already gone (POST ${url.href} refused after it had answered: ${tally})`, fields);
+      return;
+    case 'rejected':
+      log.warn(`proxy rejected the quit, not retrying: POST ${url.href} answered ${last} (${tally})${hint(last)}`, fields);
+      return;
+    case 'gave-up':
+      log.warn(`gave up telling the proxy to quit: POST ${url.href}, last: ${last} (${tally})`, fields);
+      return;
+  }
+}
+
+function hint(last: string): string {
+  if (last.startsWith('HTTP 403')) return '; pilot-agent accepts a quit only from a loopback address';
+  if (last.startsWith('HTTP 404')) return '; check the path: pilot-agent listens for /quitquitquit on 15020';
+  if (last.startsWith('HTTP 405')) return '; the quit endpoint takes POST only';
+  return '';
+}
+
+/** pilot-agent answers 403 to a quit that does not come from loopback. */
+export function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

@@ -1,0 +1,51 @@
+// Poll the proxy's readiness URL until it answers 2xx, the deadline passes, or a signal cancels the wait.
+
+import type { Clock } from './clock.ts';
+import { describe, type Attempt } from './attempt.ts';
+import type { Http } from './http.ts';
+
+export type Readiness =
+  | { readonly kind: 'ready'; readonly elapsedMs: number; readonly attempts: number }
+  | { readonly kind: 'timeout'; readonly elapsedMs: number; readonly attempts: number; readonly last: string }
+  | { readonly kind: 'cancelled' };
+
+export interface ReadinessParams {
+  readonly url: URL;
+  readonly timeoutMs: number;
+  readonly intervalMs: number;
+  readonly requestTimeoutMs: number;
+  readonly http: Http;
+  readonly clock: Clock;
+  readonly cancel: AbortSignal;
+  /** Called after every attempt that was not ready (an HTTP answer proves the proxy listens). */
+  readonly onAttempt: (attempt: Attempt, n: number) => void;
+}
+
+/** True for the statuses that mean ready: Istio keeps answering 200 once it is. */
+export const isReady = (attempt: Attempt): boolean =>
+  attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
+
+export async function waitUntilReady(params: ReadinessParams): Promise<Readiness> {
+  const { url, timeoutMs, intervalMs, requestTimeoutMs, http, clock, cancel, onAttempt } = params;
+  const started = clock.now();
+  const deadline = started + timeoutMs;
+  let attempts = 0;
+  let last: Attempt = { kind: 'timeout' };
+
+  // GET at once, then every interval (measured from the start of each attempt).
+  for (;;) {
+    if (cancel.aborted) return { kind: 'cancelled' };
+    const attemptStart = clock.now();
+    const remaining = deadline - attemptStart;
+    if (remaining <= 0) return { kind: 'timeout', elapsedMs: attemptStart - started, attempts, last: describe(last) };
+
+    attempts += 1;
+    last = await http.attempt('GET', url, Math.min(requestTimeoutMs, remaining), cancel);
+    if (last.kind === 'aborted') return { kind: 'cancelled' };
+    if (isReady(last)) return { kind: 'ready', elapsedMs: clock.now() - started, attempts };
+    onAttempt(last, attempts);
+
+    const next = Math.min(attemptStart + intervalMs, deadline);
+    await clock.sleep(next - clock.now(), cancel);
+  }
+}

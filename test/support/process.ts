@@ -1,0 +1,114 @@
+// Running real processes in tests: the built executable, with a clean environment, a hard timeout so a
+// hang fails instead of stalling CI, and waits on output lines rather than sleeps.
+
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { EventEmitter, once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const WRAPPER = join(root, 'dist', 'istio-job-run');
+export const FIXTURES = join(root, 'test', 'support', 'fixtures');
+/** The pinned Node that runs the tests; fixtures run on it too. */
+export const NODE = process.execPath;
+export const REPORTER = join(FIXTURES, 'reporter.mjs');
+
+const HARD_TIMEOUT_MS = 20_000;
+
+/** The environment without anything that would steer the wrapper from outside the test. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('ISTIO_JOB_RUN_') || key.startsWith('KUBERNETES_') || key === 'NODE_OPTIONS') continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+export interface Finished {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutBytes: Buffer;
+}
+
+export interface Running {
+  readonly process: ChildProcess;
+  readonly pid: number;
+  /** Resolves with the first line (stdout or stderr) that matches. */
+  line(pattern: RegExp, stream?: 'stdout' | 'stderr'): Promise<string>;
+  readonly finished: Promise<Finished>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Starts a process with piped stdio (stdin stays open for the test to write). */
+export function start(file: string, args: readonly string[], options: SpawnOptions & { timeoutMs?: number } = {}): Running {
+  const child = spawn(file, args, { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'], ...options });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const events = new EventEmitter();
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out.push(chunk);
+    events.emit('data');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err.push(chunk);
+    events.emit('data');
+  });
+  const timeoutMs = options.timeoutMs ?? HARD_TIMEOUT_MS;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+
+  const finished = (async (): Promise<Finished> => {
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    clearTimeout(timer);
+    events.emit('data');
+    const stdoutBytes = Buffer.concat(out);
+    const result = { code, signal, stdout: stdoutBytes.toString(), stderr: Buffer.concat(err).toString(), stdoutBytes };
+    if (timedOut) throw new Error(`${file} ${args.join(' ')}: still running after ${timeoutMs}ms; killed.\nstderr:\n${result.stderr}`);
+    return result;
+  })();
+  finished.catch(() => undefined);
+
+  const text = (stream: 'stdout' | 'stderr'): string => Buffer.concat(stream === 'stdout' ? out : err).toString();
+  let closed = false;
+  finished.finally(() => {
+    closed = true;
+    events.emit('data');
+  }).catch(() => undefined);
+
+  return {
+    process: child,
+    pid: child.pid ?? -1,
+    finished,
+    stdout: () => text('stdout'),
+    stderr: () => text('stderr'),
+    async line(pattern, stream) {
+      for (;;) {
+        const streams: ('stdout' | 'stderr')[] = stream === undefined ? ['stdout', 'stderr'] : [stream];
+        for (const name of streams) {
+          const found = text(name).split('\n').find((candidate) => pattern.test(candidate));
+          if (found !== undefined) return found;
+        }
+        if (closed) throw new Error(`no line matching ${pattern} before the process ended.\nstdout:\n${text('stdout')}\nstderr:\n${text('stderr')}`);
+        await once(events, 'data');
+      }
+    },
+  };
+}
+
+/** Runs the wrapper to completion. */
+export function wrapper(args: readonly string[], options: SpawnOptions & { timeoutMs?: number } = {}): Running {
+  return start(WRAPPER, args, options);
+}
+
+export async function run(args: readonly string[], options: SpawnOptions & { timeoutMs?: number; input?: string } = {}): Promise<Finished> {
+  const running = wrapper(args, options);
+  running.process.stdin?.end(options.input ?? '');
+  return running.finished;
+}
