@@ -53,8 +53,9 @@ async function build(): Promise<void> {
       disableExperimentalSEAWarning: true,
       useCodeCache: true,
       useSnapshot: false,
-      // The inspector's SIGUSR1 listener would swallow a USR1 meant for the job.
-      execArgv: ['--disable-sigusr1'],
+      // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
+      // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
+      execArgv: [],
       // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
       execArgvExtension: 'none',
     }));

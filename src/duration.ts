@@ -34,15 +34,18 @@ function checkRange(text: string, ms: number): number {
 
 /** Renders milliseconds the way people read them: 850ms, 1.2s, 2m, 24d 20h. */
 export function formatDuration(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${trim(ms / 1_000)}s`;
-  if (ms < 3_600_000) return `${trim(ms / 60_000)}m`;
-  if (ms < 86_400_000) return `${trim(ms / 3_600_000)}h`;
-  return `${Math.floor(ms / 86_400_000)}d ${Math.floor((ms % 86_400_000) / 3_600_000)}h`;
+  // Round first, then pick the unit, so 59999ms reads 1m rather than 60s.
+  if (Math.round(ms) < 1_000) return `${Math.round(ms)}ms`;
+  for (const [unit, size, next] of [['s', 1_000, 60], ['m', 60_000, 60], ['h', 3_600_000, 24]] as const) {
+    const value = round2(ms / size);
+    if (value < next) return `${value}${unit}`;
+  }
+  const hours = Math.floor(ms / 3_600_000);
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
-function trim(value: number): string {
-  return String(Math.round(value * 100) / 100);
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 /** JSON quoting keeps empty strings, spaces and control characters visible in messages. */

@@ -3,8 +3,6 @@
 import { Agent, request } from 'undici';
 import { classify, type Attempt } from './attempt.ts';
 
-export type { Attempt } from './attempt.ts';
-
 export interface Http {
   /** Never throws: every way an attempt can end is an Attempt. */
   attempt(method: 'GET' | 'POST', url: URL, timeoutMs: number, cancel?: AbortSignal): Promise<Attempt>;

@@ -43,7 +43,9 @@ export function createLogger(
   const emit = (level: Exclude<LogLevel, 'silent'>, message: string, fields: Fields = {}): void => {
     if (RANK[level] < threshold) return;
     if (format === 'json') {
-      write(`${JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields })}\n`);
+      const record = { time: now().toISOString(), level, msg: message };
+      // The record's keys lead the line, and no field can overwrite them.
+      write(`${JSON.stringify({ ...record, ...fields, ...record })}\n`);
       return;
     }
     const tag = level === 'warn' ? ' warning:' : level === 'debug' ? ' debug:' : '';

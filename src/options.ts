@@ -155,16 +155,18 @@ const SHORT_FLAGS: Record<string, string> = { h: 'help' };
 
 /** Splits argv into the wrapper's options and the command, and merges flags, environment and defaults. */
 export function parseInvocation(argv: readonly string[], env: Env): Invocation {
+  const switches = [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version', 'h'];
+  const valued = SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag);
   const parsed = yargsParser.detailed([...argv], {
-    string: SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag),
-    boolean: [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version'],
-    // A switch never takes the next argument, so `--no-wait true` runs the command `true`.
-    narg: Object.fromEntries(
-      [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version'].map((f) => [f, 0]),
-    ),
+    string: valued,
+    boolean: switches,
+    // A switch never takes the next argument (`--no-wait true` runs the command `true`); a value option always
+    // does, as getopt would, even when it starts with a dash (`--ready-timeout -1s` is a bad duration).
+    narg: Object.fromEntries([...switches.map((flag) => [flag, 0]), ...valued.map((flag) => [flag, 1])]),
     configuration: {
       'halt-at-non-option': true,
       'populate--': true,
+      'nargs-eats-options': true,
       'camel-case-expansion': false,
       'dot-notation': false,
       'parse-numbers': false,
@@ -182,20 +184,21 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   });
 
   const errors: string[] = [];
-  if (parsed.error) {
-    // yargs-parser's only complaint here is a value given to a switch: --wait=false.
-    const name = /: (\S+)$/.exec(parsed.error.message)?.[1];
-    errors.push(name === undefined ? parsed.error.message : `--${name}: takes no value (use --${name} or --no-${name})`);
-  }
   const flags: Record<string, unknown> = {};
   for (const [rawKey, value] of Object.entries(parsed.argv)) {
     if (rawKey === '_' || rawKey === '--') continue;
     const key = SHORT_FLAGS[rawKey] ?? rawKey;
-    if (key === 'help' || key === 'version' || BY_FLAG.has(key)) flags[key] = value;
-    else errors.push(`unknown option ${rawKey.length === 1 ? '-' : '--'}${rawKey} (see istio-job-run --help)`);
+    const negated = /^no-(.+)$/.exec(key)?.[1];
+    if (key === 'help' || key === 'version') {
+      if (value === false) errors.push(unknownOption(`--no-${key}`));
+      else flags[key] = value;
+    } else if (BY_FLAG.has(key)) flags[key] = value;
+    else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated));
+    else errors.push(unknownOption(`${rawKey.length === 1 ? '-' : '--'}${rawKey}`));
   }
   if (flags['help'] === true) return { kind: 'help' };
   if (flags['version'] === true) return { kind: 'version' };
+  errors.push(...translate(parsed.error));
 
   const options: Record<string, unknown> = {};
   for (const [key, spec] of SPECS) {
@@ -208,27 +211,43 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   if (errors.length === 0 && command.length === 0) {
     errors.push('no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])');
   }
-  if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors };
+  if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)] };
   return { kind: 'run', options: options as unknown as Options, command };
 }
 
-/** Flag beats variable beats default. A bad value falls back to the default so the quit can still happen. */
+const unknownOption = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
+const takesNoValue = (name: string): string => `--${name}: takes no value (use --${name} or --no-${name})`;
+
+/** yargs-parser's own complaints, in this tool's words. */
+function translate(error: Error | null): string[] {
+  if (error === null) return [];
+  const unexpected = /^Argument unexpected for: (\S+)$/.exec(error.message)?.[1];
+  if (unexpected !== undefined) return [takesNoValue(unexpected)];
+  const missing = /^Not enough arguments following: (\S+)$/.exec(error.message)?.[1];
+  const spec = SPECS.find(([, candidate]) => candidate.flag === missing)?.[1];
+  if (spec !== undefined) return [`--${spec.flag}: needs a value (${spec.usage})`];
+  return [error.message];
+}
+
+/**
+ * Flag beats variable beats default. A bad flag falls back to a good variable, and a bad value to the
+ * default, so a usage error can still tell the sidecar to quit at the right URL.
+ */
 function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | undefined): { value: unknown; error?: string } {
-  if (flag !== undefined) {
-    try {
-      return { value: parseFlag(spec, flag) };
-    } catch (error) {
-      return { value: spec.default, error: `--${spec.flag}: ${(error as Error).message}` };
-    }
-  }
+  let fromEnv: { value: unknown; error?: string } = { value: spec.default };
   if (envValue !== undefined) {
     try {
-      return { value: spec.parse(envValue) };
+      fromEnv = { value: spec.parse(envValue) };
     } catch (error) {
-      return { value: spec.default, error: `${spec.env}: ${(error as Error).message}` };
+      fromEnv = { value: spec.default, error: `${spec.env}: ${(error as Error).message}` };
     }
   }
-  return { value: spec.default };
+  if (flag === undefined) return fromEnv;
+  try {
+    return { value: parseFlag(spec, flag) };
+  } catch (error) {
+    return { value: fromEnv.value, error: `--${spec.flag}: ${(error as Error).message}` };
+  }
 }
 
 function parseFlag(spec: Spec<unknown>, flag: unknown): unknown {

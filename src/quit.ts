@@ -95,11 +95,18 @@ async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<
       const remaining = deadline - clock.now();
       if (remaining <= 0) return done('gave-up');
       attempts += 1;
-      last = await http.attempt('POST', url, Math.min(requestTimeoutMs, remaining));
-      const verdict = judge(last, answered);
-      if (verdict !== 'retry') return done(verdict);
-      if (last.kind === 'response') answered = true;
-      log.debug(`quit attempt ${attempts} to ${url.href}: ${describe(last)}; retrying`);
+      const cutShort = remaining < requestTimeoutMs;
+      const attempt = await http.attempt('POST', url, Math.min(requestTimeoutMs, remaining));
+      const verdict = judge(attempt, answered);
+      if (verdict !== 'retry') {
+        last = attempt;
+        return done(verdict);
+      }
+      // An attempt that only timed out because the overall deadline came says nothing about the proxy:
+      // the answer before it is the one worth reporting.
+      if (!(cutShort && attempt.kind === 'timeout' && attempts > 1)) last = attempt;
+      if (attempt.kind === 'response') answered = true;
+      log.debug(`quit attempt ${attempts} to ${url.href}: ${describe(attempt)}; retrying`);
       await clock.sleep(Math.min(backoffMs(attempts), deadline - clock.now()));
     }
   } catch (error) {

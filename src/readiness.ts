@@ -40,10 +40,12 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
     if (remaining <= 0) return { kind: 'timeout', elapsedMs: attemptStart - started, attempts, last: describe(last) };
 
     attempts += 1;
-    last = await http.attempt('GET', url, Math.min(requestTimeoutMs, remaining), cancel);
-    if (last.kind === 'aborted') return { kind: 'cancelled' };
-    if (isReady(last)) return { kind: 'ready', elapsedMs: clock.now() - started, attempts };
-    onAttempt(last, attempts);
+    const attempt = await http.attempt('GET', url, Math.min(requestTimeoutMs, remaining), cancel);
+    if (attempt.kind === 'aborted') return { kind: 'cancelled' };
+    if (isReady(attempt)) return { kind: 'ready', elapsedMs: clock.now() - started, attempts };
+    onAttempt(attempt, attempts);
+    // A last attempt that timed out only because the deadline came would hide the answer before it.
+    if (!(attempt.kind === 'timeout' && remaining < requestTimeoutMs && attempts > 1)) last = attempt;
 
     const next = Math.min(attemptStart + intervalMs, deadline);
     await clock.sleep(next - clock.now(), cancel);

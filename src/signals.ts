@@ -28,6 +28,7 @@ export const NOT_FORWARDED: Readonly<Record<string, string>> = {
   SIGFPE: "a fault of the wrapper's own",
   SIGILL: "a fault of the wrapper's own",
   SIGABRT: "the wrapper's own abort()",
+  SIGIOT: "another name of SIGABRT: the wrapper's own abort()",
   SIGTRAP: "a debugger's breakpoint in the wrapper",
   SIGSYS: "a bad system call of the wrapper's own",
   SIGPROF: "the wrapper's own CPU profiler timer",
@@ -35,6 +36,8 @@ export const NOT_FORWARDED: Readonly<Record<string, string>> = {
   SIGXCPU: "the wrapper's own CPU limit",
   SIGXFSZ: "the wrapper's own file size limit",
   SIGIO: "the wrapper's own asynchronous I/O",
+  SIGPOLL: "another name of SIGIO: the wrapper's own asynchronous I/O",
+  SIGSTKFLT: 'unused on Linux (a coprocessor stack fault)',
 };
 
 /** Before the command starts, these end the wait: no command runs, the sidecar is told to quit, exit 128+N. */

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { Sidecar, type SidecarOptions } from '../support/sidecar.ts';
+import { Sidecar, type QuitAnswer, type SidecarOptions } from '../support/sidecar.ts';
 import { cleanEnv, run, wrapper } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-sidecar-'));
@@ -61,7 +61,7 @@ describe('readiness', () => {
       const result = await run(classic(sidecar, '--ready-timeout', '300ms', ...command));
       assert.equal(result.code, 125);
       assert.equal(existsSync(path), false);
-      assert.match(result.stderr, /proxy not ready after 300ms .* last: HTTP 503\); not running the command/);
+      assert.match(result.stderr, /proxy not ready after 3\d\dms \(GET \S+: \d+ attempts, last: HTTP 503\); not running the command/);
       assert.equal(sidecar.quitRequests.length, 1);
       assert.equal(sidecar.quitRequests[0]?.status, 200);
     }));
@@ -110,7 +110,7 @@ describe('quit', () => {
       assert.equal(sidecar.exited, false, 'the stand-in is still draining when the wrapper has exited');
     }));
 
-  const retried: [string, SidecarOptions['quitScript'], string[]][] = [
+  const retried: [string, readonly QuitAnswer[], string[]][] = [
     ['503 twice', [503, 503], []],
     ['500, 408 and 429', [500, 408, 429], []],
     ['a reset', ['reset'], []],
@@ -121,7 +121,7 @@ describe('quit', () => {
       withSidecar({ quitScript }, async (sidecar) => {
         const result = await run(classic(sidecar, ...extra, 'sh', '-c', 'exit 5'));
         assert.equal(result.code, 5);
-        const attempts = (quitScript?.length ?? 0) + 1;
+        const attempts = quitScript.length + 1;
         assert.equal(sidecar.quitRequests.length, attempts);
         assert.equal(sidecar.quitRequests.at(-1)?.status, 200);
         assert.match(result.stderr, new RegExp(`acknowledged the quit \\(POST \\S+: ${attempts} attempts`));

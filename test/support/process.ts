@@ -38,6 +38,8 @@ export interface Running {
   readonly pid: number;
   /** Resolves with the first line (stdout or stderr) that matches. */
   line(pattern: RegExp, stream?: 'stdout' | 'stderr'): Promise<string>;
+  /** Resolves once predicate() holds, checked whenever output arrives. */
+  until(predicate: () => boolean, what: string): Promise<void>;
   readonly finished: Promise<Finished>;
   stdout(): string;
   stderr(): string;
@@ -88,6 +90,12 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
     finished,
     stdout: () => text('stdout'),
     stderr: () => text('stderr'),
+    async until(predicate, what) {
+      while (!predicate()) {
+        if (closed) throw new Error(`${what}: not before the process ended.\nstdout:\n${text('stdout')}\nstderr:\n${text('stderr')}`);
+        await once(events, 'data');
+      }
+    },
     async line(pattern, stream) {
       for (;;) {
         const streams: ('stdout' | 'stderr')[] = stream === undefined ? ['stdout', 'stderr'] : [stream];

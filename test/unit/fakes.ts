@@ -2,7 +2,8 @@
 // Not a test file itself (no .test.ts), so the runner only loads it through imports.
 
 import type { Clock } from '../../src/clock.ts';
-import type { Attempt, Http } from '../../src/http.ts';
+import type { Attempt } from '../../src/attempt.ts';
+import type { Http } from '../../src/http.ts';
 import type { Fields, Logger } from '../../src/log.ts';
 import type { LogFormat, LogLevel } from '../../src/options.ts';
 
@@ -79,7 +80,7 @@ export interface Call {
 }
 
 /** One scripted answer: a fixed Attempt, or a function of the call (may take virtual time, or throw). */
-export type Step = Attempt | ((call: Call) => Attempt | Promise<Attempt>);
+export type Step = Attempt | ((call: Call, clock: Clock) => Attempt | Promise<Attempt>);
 
 /** An Http whose attempts follow a script per URL; the last step repeats once the script runs out. */
 export class ScriptedHttp implements Http {
@@ -98,7 +99,7 @@ export class ScriptedHttp implements Http {
     const steps = this.#scripts.get(url.href);
     if (steps === undefined || steps.length === 0) throw new Error(`no script for ${url.href}`);
     const step = (steps.length > 1 ? steps.shift() : steps[0]) as Step;
-    return typeof step === 'function' ? step(call) : step;
+    return typeof step === 'function' ? step(call, this.#clock) : step;
   }
 
   close(): void {}
@@ -112,7 +113,7 @@ export const response = (status: number, body = ''): Attempt => ({ kind: 'respon
 export const refused: Attempt = { kind: 'refused' };
 
 /** An attempt that hangs until its own timeout (or the cancel signal), as a silent peer does. */
-export const hangs = (clock: Clock): Step => async ({ timeoutMs, cancel }) => {
+export const hangs: Step = async ({ timeoutMs, cancel }, clock) => {
   await clock.sleep(timeoutMs, cancel);
   return cancel?.aborted === true ? { kind: 'aborted' } : { kind: 'timeout' };
 };

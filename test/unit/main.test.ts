@@ -1,0 +1,109 @@
+// main() with every outside part faked: the invariant on the paths a real process can hardly reach
+// (an internal error, an HTTP client that fails to load), and the order of the steps.
+
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { describe, test } from 'node:test';
+import type { Child } from '../../src/child.ts';
+import type { Outcome } from '../../src/exit-code.ts';
+import { main, type System } from '../../src/main.ts';
+import { createSignalRouter } from '../../src/signals.ts';
+import { RecordingLogger, ScriptedHttp, VirtualClock, response, type Step } from './fakes.ts';
+
+const READY = 'http://127.0.0.1:15021/healthz/ready';
+const QUIT = 'http://127.0.0.1:15020/quitquitquit';
+
+interface Harness {
+  readonly sys: System;
+  readonly http: ScriptedHttp;
+  readonly log: RecordingLogger;
+  readonly signals: EventEmitter;
+  readonly started: (readonly string[])[];
+  readonly stdout: string[];
+}
+
+function harness(argv: string[], options: {
+  ready?: Step[];
+  outcome?: Outcome;
+  startChild?: (command: readonly string[]) => Child;
+  loadHttp?: () => Promise<ScriptedHttp>;
+} = {}): Harness {
+  const clock = new VirtualClock();
+  const http = new ScriptedHttp(clock, { [READY]: options.ready ?? [response(200)], [QUIT]: [response(200, 'OK')] });
+  const log = new RecordingLogger();
+  const signals = new EventEmitter();
+  const started: (readonly string[])[] = [];
+  const stdout: string[] = [];
+  const sys: System = {
+    argv,
+    env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+    version: '1.2.3',
+    log,
+    signals: createSignalRouter(signals, log, false),
+    clock,
+    writeStdout: (text) => void stdout.push(text),
+    loadHttp: options.loadHttp ?? (async () => http),
+    startChild: options.startChild ?? ((command) => {
+      started.push(command);
+      return { pid: 42, outcome: Promise.resolve(options.outcome ?? { kind: 'exited', code: 0 }), kill: () => true };
+    }),
+  };
+  return { sys, http, log, signals, started, stdout };
+}
+
+const posts = (h: Harness): number => h.http.calls.filter((call) => call.method === 'POST').length;
+
+describe('main', () => {
+  test('the steps in order: wait until ready, run, quit, exit with the command code', async () => {
+    const h = harness(['--', 'job', '--flag'], { ready: [response(503), response(200)], outcome: { kind: 'exited', code: 4 } });
+    assert.equal(await main(h.sys), 4);
+    assert.deepEqual(h.started, [['job', '--flag']]);
+    assert.deepEqual(h.http.calls.map((call) => `${call.method} ${call.url}`), [`GET ${READY}`, `GET ${READY}`, `POST ${QUIT}`]);
+    assert.deepEqual(h.stdout, []);
+  });
+
+  test('an internal error before the command ran: exit 125, logged, and the quit still attempted', async () => {
+    const h = harness(['job'], { startChild: () => { throw new Error('spawn exploded'); } });
+    assert.equal(await main(h.sys), 125);
+    assert.ok(h.log.at('error').some((line) => line.includes('internal error') && line.includes('spawn exploded')));
+    assert.equal(posts(h), 1);
+  });
+
+  test('an HTTP client that fails to load: exit 125, no command, and a warning instead of a crash', async () => {
+    const h = harness(['job'], { loadHttp: () => Promise.reject(new Error('no undici')) });
+    assert.equal(await main(h.sys), 125);
+    assert.deepEqual(h.started, []);
+    assert.ok(h.log.at('warn').some((line) => line.includes('could not tell the proxy to quit: no undici')));
+  });
+
+  test('TERM during the wait: no command, quit, 143', async () => {
+    const never: Step = async (call, clock) => {
+      await clock.sleep(call.timeoutMs, call.cancel);
+      return call.cancel?.aborted === true ? { kind: 'aborted' } : response(503);
+    };
+    const h = harness(['job'], { ready: [never] });
+    const result = main(h.sys);
+    await new Promise((resolve) => setImmediate(resolve));
+    h.signals.emit('SIGTERM', 'SIGTERM');
+    assert.equal(await result, 143);
+    assert.deepEqual(h.started, []);
+    assert.equal(posts(h), 1);
+  });
+
+  test('--help and --version write to stdout and never quit', async () => {
+    for (const flag of ['--help', '--version']) {
+      const h = harness([flag, 'job']);
+      assert.equal(await main(h.sys), 0);
+      assert.equal(h.stdout.length, 1);
+      assert.equal(h.http.calls.length, 0);
+      assert.deepEqual(h.started, []);
+    }
+  });
+
+  test('the quit outcome never changes the exit code: a rejected quit after exit 0 is still 0', async () => {
+    const h = harness(['job']);
+    const rejecting = new ScriptedHttp(h.sys.clock, { [READY]: [response(200)], [QUIT]: [response(404, '404 page not found\n')] });
+    assert.equal(await main({ ...h.sys, loadHttp: async () => rejecting }), 0);
+    assert.ok(h.log.at('warn').some((line) => line.includes('rejected the quit')));
+  });
+});
