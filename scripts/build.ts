@@ -1,16 +1,39 @@
-// npm run build: bundle src/ with esbuild, then build dist/istio-job-run, a single executable of the
-// pinned Node (stripped first: stripping after the blob is injected would corrupt it).
+// npm run build: bundle src/ with esbuild, build dist/istio-job-run (a single executable of the pinned
+// Node, for this machine's architecture) and dist/bundle/ (the portable bundle: the same executable with
+// its C libraries, its loader and a static launcher, for images without any libc).
+// scripts/release.ts reuses these steps for every architecture.
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import * as esbuild from 'esbuild';
-import { pinnedNode, root } from './pinned-node.ts';
+import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
 
-const dist = join(root, 'dist');
-const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+export const dist = join(root, 'dist');
+export const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
-export async function bundle(outfile: string): Promise<void> {
+export type Arch = 'x64' | 'arm64';
+
+interface Target {
+  readonly arch: Arch;
+  readonly triplet: string;
+  readonly loader: string;
+  /** Built on this machine's own architecture: native tools, and a V8 code cache (it is architecture-specific). */
+  readonly native: boolean;
+}
+
+export function target(arch: Arch): Target {
+  const triplet = arch === 'x64' ? 'x86_64-linux-gnu' : 'aarch64-linux-gnu';
+  const loader = arch === 'x64' ? 'ld-linux-x86-64.so.2' : 'ld-linux-aarch64.so.1';
+  return { arch, triplet, loader, native: arch === process.arch };
+}
+
+const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
+const libDirs = (t: Target): string[] =>
+  t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`];
+
+/** esbuild: src/ into one CommonJS file, the main script of the single executable. */
+export async function bundleJs(outfile: string): Promise<void> {
   await esbuild.build({
     entryPoints: [join(root, 'src/index.ts')],
     outfile,
@@ -32,39 +55,83 @@ export async function bundle(outfile: string): Promise<void> {
   });
 }
 
+/** The single executable for one architecture, from the pinned Node of that architecture, stripped first. */
+export async function buildExecutable(t: Target, mainJs: string, output: string, work: string): Promise<void> {
+  const node = join(work, `node-${t.arch}`);
+  copyFileSync(await nodeBinary(t.arch), node);
+  // Strip before the blob goes in: stripping afterwards would cut it out.
+  execFileSync(tool(t, 'strip'), ['--strip-all', node]);
+  const config = join(work, `sea-${t.arch}.json`);
+  writeFileSync(config, JSON.stringify({
+    main: mainJs,
+    output,
+    executable: node,
+    disableExperimentalSEAWarning: true,
+    useCodeCache: t.native,
+    useSnapshot: false,
+    // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
+    // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
+    execArgv: [],
+    // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
+    execArgvExtension: 'none',
+  }));
+  execFileSync(pinnedNode(), ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  rmSync(node);
+}
+
+/** The portable bundle: DIR/istio-job-run (static launcher) and DIR/istio-job-run.lib/ (loader, libraries, executable). */
+export function buildBundle(t: Target, executable: string, outDir: string): void {
+  rmSync(outDir, { recursive: true, force: true });
+  const lib = join(outDir, 'istio-job-run.lib');
+  mkdirSync(lib, { recursive: true });
+  execFileSync(tool(t, 'gcc'), ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', `-DLOADER="${t.loader}"`,
+    '-o', join(outDir, 'istio-job-run'), join(root, 'src', 'launcher.c')], { stdio: 'inherit' });
+  copyFileSync(executable, join(lib, 'istio-job-run'));
+  for (const library of [t.loader, ...neededLibraries(t, executable)]) {
+    copyFileSync(findLibrary(t, library), join(lib, library));
+  }
+  chmodSync(join(lib, t.loader), 0o755);
+}
+
+/** Every shared library the executable needs, directly or through another library. */
+function neededLibraries(t: Target, executable: string): string[] {
+  const found = new Set<string>();
+  const visit = (file: string): void => {
+    const dynamic = execFileSync('readelf', ['-d', file], { encoding: 'utf8' });
+    for (const [, name] of dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)) {
+      if (name === undefined || name === t.loader || found.has(name)) continue;
+      found.add(name);
+      visit(findLibrary(t, name));
+    }
+  };
+  visit(executable);
+  return [...found].sort();
+}
+
+function findLibrary(t: Target, name: string): string {
+  for (const dir of libDirs(t)) {
+    const path = join(dir, name);
+    if (existsSync(path)) return realpathSync(path);
+  }
+  throw new Error(`${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
+    (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`));
+}
+
 async function build(): Promise<void> {
-  mkdirSync(dist, { recursive: true });
   const work = join(dist, '.build');
   rmSync(work, { recursive: true, force: true });
-  mkdirSync(work);
+  mkdirSync(work, { recursive: true });
   try {
-    const main = join(work, 'istio-job-run.cjs');
-    await bundle(main);
-
-    const node = join(work, 'node');
-    copyFileSync(pinnedNode(), node);
-    execFileSync('strip', ['--strip-all', node]);
-
-    const config = join(work, 'sea-config.json');
-    writeFileSync(config, JSON.stringify({
-      main,
-      output: join(dist, 'istio-job-run'),
-      executable: node,
-      disableExperimentalSEAWarning: true,
-      useCodeCache: true,
-      useSnapshot: false,
-      // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
-      // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
-      execArgv: [],
-      // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
-      execArgvExtension: 'none',
-    }));
-    execFileSync(pinnedNode(), ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
-    copyFileSync(main, join(dist, 'istio-job-run.cjs'));
+    const mainJs = join(work, 'istio-job-run.cjs');
+    await bundleJs(mainJs);
+    const host = target(process.arch as Arch);
+    const executable = join(dist, 'istio-job-run');
+    await buildExecutable(host, mainJs, executable, work);
+    buildBundle(host, executable, join(dist, 'bundle'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  process.stderr.write(`built ${join(dist, 'istio-job-run')} (istio-job-run ${version})\n`);
+  process.stderr.write(`built dist/istio-job-run and dist/bundle/ (istio-job-run ${version}, linux-${process.arch})\n`);
 }
 
 if (import.meta.main) await build();

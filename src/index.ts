@@ -4,15 +4,22 @@
 import { writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { startChild } from './child.ts';
+import { install } from './install.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
+import { locateSelf } from './self.ts';
 import { createSignalRouter } from './signals.ts';
 
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
 const signals = createSignalRouter(process, log, isatty(0));
+const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
+
+// Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
+const self = locateSelf(process.execPath, process.argv0);
+process.execPath = self.executable;
 
 // A stray error in a callback must not kill the wrapper while the command runs: as PID 1 its exit
 // would take the command down with it, and the sidecar would never be told to quit.
@@ -22,7 +29,7 @@ process.on('unhandledRejection', (error) => log.error(`internal error (continuin
 main({
   argv: process.argv.slice(2),
   env: process.env,
-  version: typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev',
+  version,
   log,
   signals,
   clock: systemClock,
@@ -35,6 +42,7 @@ main({
   },
   loadHttp: async () => (await import('./http.ts')).createHttp(),
   startChild,
+  install: (dir) => install(dir, self, version, log),
 }).then(
   (code) => process.exit(code),
   (error: unknown) => {

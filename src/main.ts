@@ -26,6 +26,8 @@ export interface System {
   readonly writeStdout: (text: string) => void;
   readonly loadHttp: () => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
+  /** --install DIR; returns the exit code. */
+  readonly install: (dir: string) => number;
 }
 
 export async function main(sys: System): Promise<number> {
@@ -37,6 +39,10 @@ export async function main(sys: System): Promise<number> {
   if (invocation.kind === 'version') {
     sys.writeStdout(`istio-job-run ${sys.version}\n`);
     return 0;
+  }
+  if (invocation.kind === 'install') {
+    sys.signals.dispose();
+    return sys.install(invocation.dir);
   }
 
   const { options } = invocation;

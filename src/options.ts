@@ -146,6 +146,8 @@ export type Invocation =
   | { readonly kind: 'run'; readonly options: Options; readonly command: readonly string[] }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
+  /** --install DIR: put a working copy of the portable bundle into DIR (an emptyDir shared with the job). */
+  | { readonly kind: 'install'; readonly dir: string }
   /** What did parse is kept, defaults elsewhere, so the sidecar can still be told to quit. */
   | { readonly kind: 'usage-error'; readonly options: Options; readonly errors: readonly string[] };
 
@@ -156,7 +158,7 @@ const SHORT_FLAGS: Record<string, string> = { h: 'help' };
 /** Splits argv into the wrapper's options and the command, and merges flags, environment and defaults. */
 export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   const switches = [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version', 'h'];
-  const valued = SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag);
+  const valued = [...SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag), 'install'];
   const parsed = yargsParser.detailed([...argv], {
     string: valued,
     boolean: switches,
@@ -189,7 +191,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
     if (rawKey === '_' || rawKey === '--') continue;
     const key = SHORT_FLAGS[rawKey] ?? rawKey;
     const negated = /^no-(.+)$/.exec(key)?.[1];
-    if (key === 'help' || key === 'version') {
+    if (key === 'help' || key === 'version' || key === 'install') {
       if (value === false) errors.push(unknownOption(`--no-${key}`));
       else flags[key] = value;
     } else if (BY_FLAG.has(key)) flags[key] = value;
@@ -199,6 +201,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   if (flags['help'] === true) return { kind: 'help' };
   if (flags['version'] === true) return { kind: 'version' };
   errors.push(...translate(parsed.error));
+  if (flags['install'] !== undefined) return parseInstall(flags['install'], errors, parsed.argv);
 
   const options: Record<string, unknown> = {};
   for (const [key, spec] of SPECS) {
@@ -213,6 +216,16 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   }
   if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)] };
   return { kind: 'run', options: options as unknown as Options, command };
+}
+
+function parseInstall(value: unknown, errors: string[], argv: yargsParser.Arguments): Invocation {
+  const dir = Array.isArray(value) ? value.at(-1) : value;
+  const extra = [...(argv._ ?? []), ...((argv['--'] as unknown[] | undefined) ?? [])];
+  if (typeof dir !== 'string' || dir === '') errors.push('--install: needs a value (--install DIR)');
+  if (extra.length > 0) errors.push(`--install: takes no command (got ${JSON.stringify(extra.map(String).join(' '))})`);
+  // An install runs in an init container, before any sidecar starts: a usage error has nothing to quit.
+  if (errors.length > 0 || typeof dir !== 'string') return { kind: 'usage-error', options: { ...DEFAULTS, sidecar: 'none' }, errors };
+  return { kind: 'install', dir };
 }
 
 const unknownOption = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
@@ -269,12 +282,13 @@ export function renderHelp(version: string): string {
     `istio-job-run ${version}`,
     '',
     'Usage: istio-job-run [options] [--] COMMAND [ARG...]',
+    '       istio-job-run --install DIR',
     '       istio-job-run --help | --version',
     '',
-    'Runs COMMAND as a Kubernetes Job behind an Istio sidecar: waits until the proxy is',
-    'ready, runs the command with stdio and signals passed straight through, tells a',
-    'classic sidecar to quit, and exits with the command\'s code. Options stop at "--"',
-    'or at the first argument that is not an option. A flag beats its variable.',
+    'Runs COMMAND as a Kubernetes Job behind an Istio sidecar: waits until the proxy',
+    'is ready, runs the command with stdio and signals passed straight through, tells',
+    'a classic sidecar to quit, and exits with the command\'s code. Options stop at',
+    '"--" or at the first argument that is not an option. A flag beats its variable.',
     '',
     'Options:',
   ];
@@ -284,18 +298,24 @@ export function renderHelp(version: string): string {
     lines.push(...wrap(spec.help, 72).map((line) => `      ${line}`));
   }
   lines.push(
+    '  --install DIR',
+    ...wrap('Put a working copy of istio-job-run into DIR (an emptyDir shared with the job container) ' +
+      'and exit: the init-container pattern. The copy needs no libc.', 72).map((line) => `      ${line}`),
     '  -h, --help       Show this help.',
     '      --version    Show the version.',
     '',
     'DURATION: 500ms, 30s, 2m, 1h or 1m30s; a bare number is seconds.',
-    `Sidecar status: map the annotation sidecar.istio.io/status into ${STATUS_VARIABLE}.`,
+    'Sidecar status: map the pod annotation sidecar.istio.io/status into',
+    `${STATUS_VARIABLE} (downward API).`,
     '',
     'Exit codes:',
     "  the command's code   it exited",
-    '  128+N                it died of signal N, or the wrapper got TERM, INT, HUP or QUIT before it started',
+    '  128+N                it died of signal N, or the wrapper got TERM, INT, HUP or',
+    '                       QUIT before it started',
     `  ${EXIT_CANNOT_EXECUTE}                  the command exists but cannot be executed`,
     `  ${EXIT_NOT_FOUND}                  the command was not found`,
-    `  ${EXIT_WRAPPER_FAILED}                  the wrapper failed before the command ran (usage, readiness timeout, internal error)`,
+    `  ${EXIT_WRAPPER_FAILED}                  the wrapper failed before the command ran (usage error,`,
+    '                       readiness timeout, internal error)',
     '',
   );
   return lines.join('\n');

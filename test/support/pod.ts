@@ -5,9 +5,8 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { WRAPPER } from './process.ts';
+import { pidOne, WRAPPER } from './process.ts';
 
 interface Scenario {
   /** The job container's command, after `istio-job-run --`. */
@@ -53,8 +52,7 @@ let terminated = false;
 function terminate(): void {
   if (terminated) return;
   terminated = true;
-  const pid1 = Number(readFileSync(`/proc/${job.pid}/task/${job.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
-  process.kill(pid1, 'SIGTERM');
+  process.kill(pidOne(job.pid ?? -1), 'SIGTERM');
 }
 
 const [[jobCode, jobSignal], [sidecarCode]] = await Promise.all([jobExit, sidecarExit]);

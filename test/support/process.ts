@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -108,6 +109,12 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
       }
     },
   };
+}
+
+/** The host PID of the process that `unshare --fork` started: PID 1 of the new PID namespace. */
+export function pidOne(unsharePid: number): number {
+  const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(/\s+/);
+  return Number(children[0]);
 }
 
 /** Runs the wrapper to completion. */

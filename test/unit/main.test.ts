@@ -43,6 +43,7 @@ function harness(argv: string[], options: {
     clock,
     writeStdout: (text) => void stdout.push(text),
     loadHttp: options.loadHttp ?? (async () => http),
+    install: () => 0,
     startChild: options.startChild ?? ((command) => {
       started.push(command);
       return { pid: 42, outcome: Promise.resolve(options.outcome ?? { kind: 'exited', code: 0 }), kill: () => true };

@@ -1,0 +1,177 @@
+// The portable bundle: --install for the emptyDir pattern, and the installed copy running where there is
+// no libc at all, mounted at another path than it was installed to (issue: any job image).
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { chrootsWork, inChroot, makeRoot } from '../support/chroot.ts';
+import { pidOne, root, run, start, WRAPPER } from '../support/process.ts';
+import { Sidecar } from '../support/sidecar.ts';
+
+const BUNDLE = join(root, 'dist', 'bundle');
+const LAUNCHER = join(BUNDLE, 'istio-job-run');
+const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-bundle-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+let counter = 0;
+const freshDir = (): string => {
+  const dir = join(scratch, `target-${++counter}`);
+  mkdirSync(dir);
+  return dir;
+};
+
+async function install(dir: string, launcher = LAUNCHER): Promise<{ code: number | null; stderr: string }> {
+  const result = await start(launcher, ['--install', dir]).finished;
+  return { code: result.code, stderr: result.stderr };
+}
+
+/** DIR after an install: the launcher, the libraries' symlink, and the store it points at. */
+function layout(dir: string): { store: string; entries: string[] } {
+  const entries = readdirSync(dir).sort();
+  const store = readlinkSync(join(dir, 'istio-job-run.lib'));
+  return { store, entries };
+}
+
+describe('--install', () => {
+  test('puts a launcher (0755) and its libraries into DIR, and nothing else', async () => {
+    const dir = freshDir();
+    const result = await install(dir);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, new RegExp(`installed istio-job-run \\d+\\.\\d+\\.\\d+ as ${dir}/istio-job-run`));
+    const { store, entries } = layout(dir);
+    assert.deepEqual(entries, [store, 'istio-job-run', 'istio-job-run.lib'].sort());
+    assert.match(store, /^\.istio-job-run\.\d+\.\d+\.\d+\.[0-9a-f]{8}$/);
+    assert.equal(statSync(join(dir, 'istio-job-run')).mode & 0o777, 0o755);
+    assert.ok(lstatSync(join(dir, 'istio-job-run.lib')).isSymbolicLink());
+    assert.deepEqual(readdirSync(join(dir, store)).sort(), readdirSync(join(BUNDLE, 'istio-job-run.lib')).sort());
+    const version = await run(['--version']);
+    const copy = await start(join(dir, 'istio-job-run'), ['--version']).finished;
+    assert.equal(copy.stdout, version.stdout);
+  });
+
+  test('is idempotent: a second install replaces the first and removes its files', async () => {
+    const dir = freshDir();
+    assert.equal((await install(dir)).code, 0);
+    const first = layout(dir);
+    assert.equal((await install(dir)).code, 0);
+    const second = layout(dir);
+    assert.notEqual(second.store, first.store);
+    assert.deepEqual(second.entries, [second.store, 'istio-job-run', 'istio-job-run.lib'].sort());
+  });
+
+  test('an installed copy can install itself again (it finds its bundle through the symlink)', async () => {
+    const dir = freshDir();
+    assert.equal((await install(dir)).code, 0);
+    const result = await install(dir, join(dir, 'istio-job-run'));
+    assert.equal(result.code, 0, result.stderr);
+    const copy = await start(join(dir, 'istio-job-run'), ['--sidecar', 'none', '--', 'sh', '-c', 'exit 4']).finished;
+    assert.equal(copy.code, 4);
+  });
+
+  const failures: [string, () => string, RegExp][] = [
+    ['a missing DIR', () => join(scratch, 'no-such-dir'), /--install: ".*no-such-dir" does not exist/],
+    ['a file', () => {
+      const file = join(scratch, `file-${++counter}`);
+      writeFileSync(file, '');
+      return file;
+    }, /is not a directory/],
+  ];
+  for (const [name, target, message] of failures) {
+    test(`${name}: a clear error, exit 125`, async () => {
+      const result = await install(target());
+      assert.equal(result.code, 125);
+      assert.match(result.stderr, message);
+    });
+  }
+
+  test('a read-only DIR: exit 125, and nothing left behind', { skip: chrootsWork() }, async () => {
+    const dir = freshDir();
+    const script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" --install "$1"';
+    const result = await start('unshare', ['--mount', '--', 'sh', '-c', script, 'sh', dir, LAUNCHER]).finished;
+    assert.equal(result.code, 125);
+    assert.match(result.stderr, /--install: ".*" is not writable/);
+    assert.deepEqual(readdirSync(dir), []);
+  });
+
+  test('--install needs a value', async () => {
+    const result = await install('');
+    assert.equal(result.code, 125);
+    assert.match(result.stderr, /--install: needs a value/);
+  });
+
+  test('the plain executable, which uses the system libc, refuses to install itself', async () => {
+    const dir = freshDir();
+    const result = await start(WRAPPER, ['--install', dir]).finished;
+    assert.equal(result.code, 125);
+    assert.match(result.stderr, /uses the system's C library/);
+    assert.deepEqual(readdirSync(dir), []);
+  });
+});
+
+describe('in an image without libc', { skip: chrootsWork() }, () => {
+  /** The emptyDir: the installed copy on the host, mounted in the job's root at /opt/tools. */
+  let shared: string;
+  const job = makeRoot({ busybox: true });
+  after(() => job.remove());
+  const tools = (): [string, string][] => [[shared, '/opt/tools']];
+
+  test('the init container: --install run from a root that holds only the bundle', async () => {
+    const image = makeRoot({ busybox: false });
+    try {
+      cpSync(BUNDLE, join(image.path, 'opt', 'istio-job-run'), { recursive: true });
+      shared = freshDir();
+      const result = await inChroot(image, ['/opt/istio-job-run/istio-job-run', '--install', '/shared'],
+        { mounts: [[shared, '/shared']] }).finished;
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok(readdirSync(shared).includes('istio-job-run'));
+      assert.deepEqual(execFileSync('ls', [image.path], { encoding: 'utf8' }).split('\n').filter(Boolean).sort(), ['opt', 'proc', 'shared']);
+    } finally {
+      image.remove();
+    }
+  });
+
+  test('the job container: exit code and output intact, mounted elsewhere than installed', async () => {
+    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo out; echo err >&2; exit 3'],
+      { mounts: tools() }).finished;
+    assert.equal(result.code, 3, result.stderr);
+    assert.equal(result.stdout, 'out\n');
+    assert.equal(result.stderr, 'err\n');
+  });
+
+  test('signals: a TERM to PID 1 (the installed copy) reaches the job, exit 143', async () => {
+    const running = inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo ready; exec sleep 30'],
+      { mounts: tools() });
+    await running.line(/^ready$/);
+    process.kill(pidOne(running.pid), 'SIGTERM');
+    const result = await running.finished;
+    assert.equal(result.code, 143, result.stderr);
+  });
+
+  test('a missing command in that image: 127', async () => {
+    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/usr/bin/python3'], { mounts: tools() }).finished;
+    assert.equal(result.code, 127);
+    assert.match(result.stderr, /\/usr\/bin\/python3: not found/);
+  });
+
+  test('without /proc: the launcher finds itself from argv[0]', async () => {
+    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--version'], { mounts: tools(), proc: false }).finished;
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^istio-job-run \d/);
+  });
+
+  test('classic mode from that image: waits, runs, quits, over real HTTP', async () => {
+    const sidecar = await Sidecar.start({ readyAfter: 2 });
+    try {
+      const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'classic', '--ready-url', sidecar.readyUrl,
+        '--quit-url', sidecar.quitUrl, '--', '/bin/sh', '-c', 'exit 0'], { mounts: tools() }).finished;
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(sidecar.readyRequests.at(-1)?.status, 200);
+      assert.deepEqual(sidecar.quitRequests.map((r) => r.status), [200]);
+    } finally {
+      await sidecar.close();
+    }
+  });
+});
