@@ -4,9 +4,12 @@
 // scripts/release.ts reuses these steps for every architecture.
 
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
+import { Script } from 'node:vm';
 import * as esbuild from 'esbuild';
+import { HTTP_ASSET, HTTP_CACHE_ASSET, wrapCommonJs } from '../src/load-http.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
 
 export const dist = join(root, 'dist');
@@ -32,11 +35,34 @@ const tool = (t: Target, name: string): string => (t.native ? name : `${t.triple
 const libDirs = (t: Target): string[] =>
   t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`];
 
-/** esbuild: src/ into one CommonJS file, the main script of the single executable. */
-export async function bundleJs(outfile: string): Promise<void> {
+/** The main script without the HTTP client: src/load-http.ts loads that from an asset, in classic mode only. */
+const httpApart: esbuild.Plugin = {
+  name: 'http-apart',
+  setup(build) {
+    build.onResolve({ filter: /\/http\.ts$/ }, (args) => (args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined));
+  },
+};
+
+export interface Scripts {
+  /** The single executable's main script. */
+  readonly main: string;
+  /** src/http.ts with undici, as CommonJS: an asset of the executable. */
+  readonly http: string;
+}
+
+/** esbuild: src/ into the main script and the HTTP client's script, both CommonJS. */
+export async function bundleJs(dir: string): Promise<Scripts> {
+  const scripts = { main: join(dir, 'istio-job-run.cjs'), http: join(dir, HTTP_ASSET) };
+  await esbuildCommonJs(join(root, 'src/index.ts'), scripts.main, [httpApart]);
+  await esbuildCommonJs(join(root, 'src/http.ts'), scripts.http, []);
+  return scripts;
+}
+
+async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.Plugin[]): Promise<void> {
   await esbuild.build({
-    entryPoints: [join(root, 'src/index.ts')],
+    entryPoints: [entry],
     outfile,
+    plugins,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -55,15 +81,34 @@ export async function bundleJs(outfile: string): Promise<void> {
   });
 }
 
+/**
+ * V8's code cache of the HTTP client, made by running its top level once with the pinned Node (the same V8
+ * as the executable's). Architecture-specific: another architecture gets an empty one, which V8 ignores.
+ */
+function httpCodeCache(t: Target, httpJs: string, work: string): string {
+  const cache = join(work, `${HTTP_CACHE_ASSET}-${t.arch}`);
+  if (!t.native) {
+    writeFileSync(cache, '');
+    return cache;
+  }
+  // This script runs on the pinned Node, the executable's own V8 with the same flags: make the cache here.
+  const script = new Script(wrapCommonJs(readFileSync(httpJs, 'utf8')), { filename: `istio-job-run/${HTTP_ASSET}` });
+  const module = { exports: {} };
+  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(httpJs), module, httpJs, work);
+  writeFileSync(cache, script.createCachedData());
+  return cache;
+}
+
 /** The single executable for one architecture, from the pinned Node of that architecture, stripped first. */
-export async function buildExecutable(t: Target, mainJs: string, output: string, work: string): Promise<void> {
+export async function buildExecutable(t: Target, scripts: Scripts, output: string, work: string): Promise<void> {
   const node = join(work, `node-${t.arch}`);
   copyFileSync(await nodeBinary(t.arch), node);
   // Strip before the blob goes in: stripping afterwards would cut it out.
   execFileSync(tool(t, 'strip'), ['--strip-all', node]);
   const config = join(work, `sea-${t.arch}.json`);
   writeFileSync(config, JSON.stringify({
-    main: mainJs,
+    main: scripts.main,
+    assets: { [HTTP_ASSET]: scripts.http, [HTTP_CACHE_ASSET]: httpCodeCache(t, scripts.http, work) },
     output,
     executable: node,
     disableExperimentalSEAWarning: true,
@@ -122,12 +167,15 @@ async function build(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   try {
-    const mainJs = join(work, 'istio-job-run.cjs');
-    await bundleJs(mainJs);
+    const scripts = await bundleJs(work);
     const host = target(process.arch as Arch);
-    const executable = join(dist, 'istio-job-run');
-    await buildExecutable(host, mainJs, executable, work);
-    buildBundle(host, executable, join(dist, 'bundle'));
+    // Built aside and renamed into place, so a test or a benchmark running meanwhile never sees half a file.
+    const executable = join(work, 'istio-job-run');
+    await buildExecutable(host, scripts, executable, work);
+    buildBundle(host, executable, join(work, 'bundle'));
+    renameSync(executable, join(dist, 'istio-job-run'));
+    rmSync(join(dist, 'bundle'), { recursive: true, force: true });
+    renameSync(join(work, 'bundle'), join(dist, 'bundle'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -18,12 +18,11 @@ async function release(): Promise<void> {
   mkdirSync(out, { recursive: true });
   mkdirSync(work, { recursive: true });
   try {
-    const mainJs = join(work, 'istio-job-run.cjs');
-    await bundleJs(mainJs);
+    const scripts = await bundleJs(work);
     for (const arch of ARCHES) {
       const t = target(arch);
       const executable = join(work, `istio-job-run-${arch}`);
-      await buildExecutable(t, mainJs, executable, work);
+      await buildExecutable(t, scripts, executable, work);
       const bundle = join(work, `bundle-${arch}`);
       buildBundle(t, executable, bundle);
       const name = `istio-job-run-${version}-linux-${arch}.tar.gz`;

@@ -2,9 +2,9 @@
 // must not be lost), run main, exit with its code.
 
 import { writeSync } from 'node:fs';
-import { isatty } from 'node:tty';
 import { startChild } from './child.ts';
 import { install } from './install.ts';
+import { loadHttp } from './load-http.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
@@ -14,7 +14,7 @@ import { createSignalRouter } from './signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-const signals = createSignalRouter(process, log, isatty(0));
+const signals = createSignalRouter(process, log, () => process.getBuiltinModule('node:tty').isatty(0));
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
 
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
@@ -40,7 +40,7 @@ main({
       // stdout closed (`--help | head -1`): nothing to do.
     }
   },
-  loadHttp: async () => (await import('./http.ts')).createHttp(),
+  loadHttp,
   startChild,
   install: (dir) => install(dir, self, version, log),
 }).then(

@@ -5,7 +5,6 @@
 // launcher, so DIR holds a working pair at every moment. A second install replaces the first and removes
 // its files; a failed one removes what it wrote.
 
-import { randomBytes } from 'node:crypto';
 import {
   accessSync, chmodSync, constants, copyFileSync, lstatSync, mkdirSync, readdirSync, readlinkSync,
   renameSync, rmSync, statSync, symlinkSync,
@@ -30,7 +29,8 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
     return EXIT_WRAPPER_FAILED;
   }
 
-  const id = `${STORE_PREFIX}${version}.${randomBytes(4).toString('hex')}`;
+  // Unique enough for a name in DIR; node:crypto would cost every start-up its load time.
+  const id = `${STORE_PREFIX}${version}.${Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0')}`;
   const store = join(dir, id);
   const linkTemp = join(dir, `${id}.link`);
   const launcherTemp = join(dir, `${id}.launcher`);

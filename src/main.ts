@@ -47,6 +47,7 @@ export async function main(sys: System): Promise<number> {
 
   const { options } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
+  if (invocation.scuttle !== undefined) sys.log.info(invocation.scuttle);
   const { mode, reason, level } = resolveMode(options.sidecar, sys.env);
   sys.log[level](reason);
   const proxy = mode === 'classic' ? linkProxy(sys, options) : undefined;

@@ -1,3 +1,5 @@
+import { ADMIN_VARIABLE, scuttleValue } from './scuttle.ts';
+
 export type SidecarSetting = 'auto' | 'classic' | 'native' | 'none';
 export type SidecarMode = Exclude<SidecarSetting, 'auto'>;
 
@@ -12,13 +14,31 @@ export interface ResolvedMode {
   readonly level: 'debug' | 'info' | 'warn';
 }
 
-/** Resolves `auto` once, from the pod's injection status, else from whether this is a pod at all. */
+/**
+ * Resolves `auto` once: from the pod's injection status, else from scuttle's ENVOY_ADMIN_API (an Envoy to wait
+ * for and quit, even outside Kubernetes), else from whether this is a pod at all. The status wins over
+ * ENVOY_ADMIN_API: it is what the pod really has, and quitting a native sidecar harms the job.
+ */
 export function resolveMode(setting: SidecarSetting, env: Readonly<Record<string, string | undefined>>): ResolvedMode {
   if (setting !== 'auto') return { mode: setting, reason: `sidecar mode ${setting} (set explicitly)`, level: 'debug' };
 
   const status = env[STATUS_VARIABLE];
-  if (status !== undefined) return fromStatus(status);
-  if (env['KUBERNETES_SERVICE_HOST'] === undefined) {
+  const admin = scuttleValue(env, ADMIN_VARIABLE) !== undefined;
+  if (status !== undefined) {
+    const resolved = fromStatus(status);
+    if (!admin || resolved.mode === 'classic') return resolved;
+    // The manifest still says scuttle; say once why its Envoy is neither waited for nor told to quit.
+    return { ...resolved, reason: `${resolved.reason}; ${ADMIN_VARIABLE} (scuttle) does not make it classic`, level: 'info' };
+  }
+  const inPod = env['KUBERNETES_SERVICE_HOST'] !== undefined;
+  if (admin) {
+    return {
+      mode: 'classic',
+      reason: `${ADMIN_VARIABLE} is set (scuttle)${inPod ? '' : ', though not in a Kubernetes pod'}: assuming a classic sidecar`,
+      level: inPod ? 'debug' : 'info',
+    };
+  }
+  if (!inPod) {
     return {
       mode: 'none',
       reason: 'not in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset): running the command without a sidecar',

@@ -1,10 +1,12 @@
 // Every option, declared once: flag, environment variable, default, parser and help text.
-// Parsing, precedence (flag > variable > default), error messages and --help all come from this table.
+// Parsing, precedence (flag > variable > scuttle's variables > default), error messages and --help all come
+// from this table and from scuttle.ts.
 
 import yargsParser from 'yargs-parser';
 import { formatDuration, parseDuration, quote } from './duration.ts';
 import { EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_WRAPPER_FAILED } from './exit-code.ts';
 import { STATUS_VARIABLE, type SidecarSetting } from './mode.ts';
+import { SCUTTLE_VARIABLES, describeScuttle, readScuttle } from './scuttle.ts';
 
 export type QuitPolicy = 'always' | 'on-success' | 'never';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -84,7 +86,8 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
   sidecar: {
     flag: 'sidecar', env: 'ISTIO_JOB_RUN_SIDECAR', kind: 'value', usage: '--sidecar auto|classic|native|none',
     default: 'auto', defaultText: 'auto', parse: oneOf('auto', 'classic', 'native', 'none'),
-    help: `What the pod has. auto: from ${STATUS_VARIABLE} if set, else none outside Kubernetes, else classic. ` +
+    help: `What the pod has. auto: from ${STATUS_VARIABLE} if set, else classic if scuttle's ENVOY_ADMIN_API is ` +
+      'set, else none outside Kubernetes, else classic. ' +
       'classic: wait, run, quit. native: run only (Kubernetes manages the proxy). none: run only, no HTTP.',
   },
   readyUrl: {
@@ -142,14 +145,15 @@ export const DEFAULTS: Options = Object.fromEntries(
   Object.entries(OPTIONS).map(([key, spec]) => [key, spec.default]),
 ) as unknown as Options;
 
+/** `scuttle`: the one info line saying which of scuttle's variables are in effect and what they stand for. */
 export type Invocation =
-  | { readonly kind: 'run'; readonly options: Options; readonly command: readonly string[] }
+  | { readonly kind: 'run'; readonly options: Options; readonly command: readonly string[]; readonly scuttle?: string }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   /** --install DIR: put a working copy of the portable bundle into DIR (an emptyDir shared with the job). */
   | { readonly kind: 'install'; readonly dir: string }
   /** What did parse is kept, defaults elsewhere, so the sidecar can still be told to quit. */
-  | { readonly kind: 'usage-error'; readonly options: Options; readonly errors: readonly string[] };
+  | { readonly kind: 'usage-error'; readonly options: Options; readonly errors: readonly string[]; readonly scuttle?: string };
 
 const SPECS = Object.entries(OPTIONS) as [keyof Options, Spec<unknown>][];
 const BY_FLAG = new Map(SPECS.map(([key, spec]) => [spec.flag, key]));
@@ -203,19 +207,31 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   errors.push(...translate(parsed.error));
   if (flags['install'] !== undefined) return parseInstall(flags['install'], errors, parsed.argv);
 
+  const scuttle = readScuttle(env, DEFAULTS.quitUrls);
   const options: Record<string, unknown> = {};
+  const sources = new Map<keyof Options, Source>();
   for (const [key, spec] of SPECS) {
-    const resolved = resolveOption(spec, flags[spec.flag], env[spec.env]);
+    const resolved = resolveOption(spec, flags[spec.flag], env[spec.env], scuttle.options[key]);
     if (resolved.error !== undefined) errors.push(resolved.error);
     options[key] = resolved.value;
+    sources.set(key, resolved.source);
   }
+  errors.push(...scuttle.errors);
+  const line = describeScuttle(scuttle.effects, (key) => {
+    const spec = OPTIONS[key];
+    const source = sources.get(key);
+    if (source === 'env') return spec.env;
+    if (source !== 'flag') return undefined;
+    return spec.kind === 'switch' && options[key] === false ? `--no-${spec.flag}` : `--${spec.flag}`;
+  });
+  const note = line === undefined ? {} : { scuttle: line };
 
   const command = [...(parsed.argv._ ?? []).map(String), ...((parsed.argv['--'] as string[] | undefined) ?? [])];
   if (errors.length === 0 && command.length === 0) {
     errors.push('no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])');
   }
-  if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)] };
-  return { kind: 'run', options: options as unknown as Options, command };
+  if (errors.length > 0) return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)], ...note };
+  return { kind: 'run', options: options as unknown as Options, command, ...note };
 }
 
 function parseInstall(value: unknown, errors: string[], argv: yargsParser.Arguments): Invocation {
@@ -242,24 +258,34 @@ function translate(error: Error | null): string[] {
   return [error.message];
 }
 
+/** Where an option's value came from. */
+type Source = 'flag' | 'env' | 'scuttle' | 'default';
+
+interface Resolved {
+  readonly value: unknown;
+  readonly source: Source;
+  readonly error?: string;
+}
+
 /**
- * Flag beats variable beats default. A bad flag falls back to a good variable, and a bad value to the
- * default, so a usage error can still tell the sidecar to quit at the right URL.
+ * Flag beats variable beats scuttle's variables beat default. A bad flag falls back to a good variable, a bad
+ * variable to scuttle's or the default, so a usage error can still tell the sidecar to quit at the right URL.
  */
-function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | undefined): { value: unknown; error?: string } {
-  let fromEnv: { value: unknown; error?: string } = { value: spec.default };
+function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | undefined, scuttleValue: unknown): Resolved {
+  const below: Resolved = scuttleValue === undefined ? { value: spec.default, source: 'default' } : { value: scuttleValue, source: 'scuttle' };
+  let fromEnv = below;
   if (envValue !== undefined) {
     try {
-      fromEnv = { value: spec.parse(envValue) };
+      fromEnv = { value: spec.parse(envValue), source: 'env' };
     } catch (error) {
-      fromEnv = { value: spec.default, error: `${spec.env}: ${(error as Error).message}` };
+      fromEnv = { ...below, error: `${spec.env}: ${(error as Error).message}` };
     }
   }
   if (flag === undefined) return fromEnv;
   try {
-    return { value: parseFlag(spec, flag) };
+    return { value: parseFlag(spec, flag), source: 'flag' };
   } catch (error) {
-    return { value: fromEnv.value, error: `--${spec.flag}: ${(error as Error).message}` };
+    return { value: fromEnv.value, source: fromEnv.source, error: `--${spec.flag}: ${(error as Error).message}` };
   }
 }
 
@@ -307,6 +333,8 @@ export function renderHelp(version: string): string {
     'DURATION: 500ms, 30s, 2m, 1h or 1m30s; a bare number is seconds.',
     'Sidecar status: map the pod annotation sidecar.istio.io/status into',
     `${STATUS_VARIABLE} (downward API).`,
+    ...wrap(`scuttle's variables are read too, below the ones above: ${SCUTTLE_VARIABLES.join(', ')} ` +
+      '(docs/MIGRATING.md).', 78),
     '',
     'Exit codes:',
     "  the command's code   it exited",

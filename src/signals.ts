@@ -80,13 +80,14 @@ export interface SignalRouter {
   dispose(): void;
 }
 
-export function createSignalRouter(source: SignalSource, log: Logger, stdinIsTerminal: boolean): SignalRouter {
+/** `stdinIsTerminal` is asked only when a signal arrives, so start-up does not pay for loading node:tty. */
+export function createSignalRouter(source: SignalSource, log: Logger, stdinIsTerminal: () => boolean): SignalRouter {
   const controller = new AbortController();
   let phase: Phase = 'before';
   let target: KillTarget | undefined;
 
   const handle = (signal: NodeJS.Signals): void => {
-    switch (decide(signal, phase, stdinIsTerminal)) {
+    switch (decide(signal, phase, phase === 'running' && stdinIsTerminal())) {
       case 'end-wait':
         if (!controller.signal.aborted) {
           log.info(`received ${signal} before the command started: not running it`);

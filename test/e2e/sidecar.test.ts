@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { Sidecar, type QuitAnswer, type SidecarOptions } from '../support/sidecar.ts';
+import { withSidecar, type QuitAnswer, type Sidecar } from '../support/sidecar.ts';
 import { cleanEnv, run, wrapper } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-sidecar-'));
@@ -15,15 +15,6 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const classic = (sidecar: Sidecar, ...extra: string[]): string[] =>
   ['--sidecar', 'classic', '--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, ...extra];
 
-/** A stand-in for the test's duration, closed afterwards whatever happens. */
-async function withSidecar(options: SidecarOptions, body: (sidecar: Sidecar) => Promise<void>): Promise<void> {
-  const sidecar = await Sidecar.start(options);
-  try {
-    await body(sidecar);
-  } finally {
-    await sidecar.close();
-  }
-}
 
 /** A marker file the command creates, so a test can tell whether it ran. */
 function marker(name: string): { path: string; command: string[] } {

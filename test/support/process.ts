@@ -6,6 +6,7 @@ import { EventEmitter, once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SCUTTLE_VARIABLES } from '../../src/scuttle.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const WRAPPER = join(root, 'dist', 'istio-job-run');
@@ -21,6 +22,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (key.startsWith('ISTIO_JOB_RUN_') || key.startsWith('KUBERNETES_') || key === 'NODE_OPTIONS') continue;
+    if ((SCUTTLE_VARIABLES as readonly string[]).includes(key)) continue;
     env[key] = value;
   }
   return { ...env, ...extra };

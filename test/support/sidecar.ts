@@ -6,6 +6,9 @@ import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/** Milliseconds on CLOCK_MONOTONIC: comparable across the processes of one machine. */
+export const mono = (): number => Number(process.hrtime.bigint()) / 1e6;
+
 /** How the stand-in answers one POST /quitquitquit; after the script runs out it accepts. */
 export type QuitAnswer = 'accept' | 'hang' | 'reset' | number;
 
@@ -113,6 +116,25 @@ export class Sidecar extends EventEmitter {
     this.#ready = true;
   }
 
+  /**
+   * SIGTERM from kubelet: pilot-agent drains (terminationDrainDuration) with readiness answering 503, then
+   * exits 0. The agent keeps listening meanwhile, so a quit still gets through.
+   */
+  terminate(drainMs: number): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    this.emit('change');
+    setTimeout(() => {
+      this.#closeAll();
+      this.#markExited();
+    }, drainMs).unref();
+  }
+
+  /** Whether readiness has turned 200 (it stays so), for the simulator's own checks. */
+  get isReady(): boolean {
+    return this.#ready && !this.#shuttingDown;
+  }
+
   /** The proxy dies without a quit: every listener refuses from now on. */
   crash(): void {
     this.#closeAll();
@@ -209,7 +231,7 @@ export class Sidecar extends EventEmitter {
 
   /** After an accepted quit the agent stops listening at once; then exit now (1.26+) or after a drain. */
   #shutdown(): void {
-    if (this.#shuttingDown) return;
+    if (this.#shuttingDown && this.#agent?.listening !== true) return;
     this.#shuttingDown = true;
     this.#agent?.close();
     this.#agent?.closeIdleConnections();
@@ -255,4 +277,14 @@ async function freePort(host: string, wanted: number): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
+}
+
+/** A stand-in for the length of a test, closed afterwards whatever happens. */
+export async function withSidecar(options: SidecarOptions, body: (sidecar: Sidecar) => Promise<void>): Promise<void> {
+  const sidecar = await Sidecar.start(options);
+  try {
+    await body(sidecar);
+  } finally {
+    await sidecar.close();
+  }
 }

@@ -86,3 +86,52 @@ describe('quote', () => {
     });
   }
 });
+
+describe("parseDuration with Go's units (scuttle's variables)", () => {
+  const go = { go: true } as const;
+  const accepted: [text: string, ms: number][] = [
+    ['300ms', 300],
+    ['1.5h', 5_400_000],
+    ['1h2m3s4ms', 3_723_004],
+    ['1000us', 1],
+    ['1001us', 2],
+    ['3000us', 3],
+    ['1500µs', 2], // U+00B5 micro sign
+    ['1500μs', 2], // U+03BC Greek mu
+    ['1ns', 1],
+    ['1000000ns', 1],
+    ['1000001ns', 2],
+    ['.5us', 1],
+    ['1s1ns', 1_001],
+    ['1.4ms', 2], // rounded up, where the project's own syntax rounds to the nearest
+    ['0.0001s', 1],
+    ['0', 0],
+    ['0s', 0],
+    ['0ns', 0],
+    ['15', 15_000],
+    ['2147483.647s', MAX_DURATION_MS],
+  ];
+  for (const [text, ms] of accepted) {
+    test(`${JSON.stringify(text)} is ${ms}ms`, () => {
+      assert.equal(parseDuration(text, go), ms);
+    });
+  }
+
+  for (const text of ['1us', '5ns', '2µs']) {
+    test(`${JSON.stringify(text)} is not a duration in the project's own syntax`, () => {
+      assert.throws(() => parseDuration(text), { message: `${JSON.stringify(text)} is not a duration ${EXAMPLES}` });
+    });
+  }
+
+  for (const text of ['', '-1s', '+5s', '1.s', '1 s', '5x', '1US', '1mus', 'us', '1s 1ns']) {
+    test(`${JSON.stringify(text)} is not a duration even in Go's syntax`, () => {
+      assert.throws(() => parseDuration(text, go), { message: `${JSON.stringify(text)} is not a duration ${EXAMPLES}` });
+    });
+  }
+
+  for (const text of ['2147483.6471s', '2147483647001us', '999999999h']) {
+    test(`${JSON.stringify(text)} is too long`, () => {
+      assert.throws(() => parseDuration(text, go), { message: `${JSON.stringify(text)} is too long (at most 24d 20h)` });
+    });
+  }
+});

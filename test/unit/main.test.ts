@@ -27,6 +27,7 @@ function harness(argv: string[], options: {
   outcome?: Outcome;
   startChild?: (command: readonly string[]) => Child;
   loadHttp?: () => Promise<ScriptedHttp>;
+  env?: Readonly<Record<string, string>>;
 } = {}): Harness {
   const clock = new VirtualClock();
   const http = new ScriptedHttp(clock, { [READY]: options.ready ?? [response(200)], [QUIT]: [response(200, 'OK')] });
@@ -36,10 +37,10 @@ function harness(argv: string[], options: {
   const stdout: string[] = [];
   const sys: System = {
     argv,
-    env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+    env: options.env ?? { KUBERNETES_SERVICE_HOST: '10.0.0.1' },
     version: '1.2.3',
     log,
-    signals: createSignalRouter(signals, log, false),
+    signals: createSignalRouter(signals, log, () => false),
     clock,
     writeStdout: (text) => void stdout.push(text),
     loadHttp: options.loadHttp ?? (async () => http),
@@ -106,5 +107,33 @@ describe('main', () => {
     const rejecting = new ScriptedHttp(h.sys.clock, { [READY]: [response(200)], [QUIT]: [response(404, '404 page not found\n')] });
     assert.equal(await main({ ...h.sys, loadHttp: async () => rejecting }), 0);
     assert.ok(h.log.at('warn').some((line) => line.includes('rejected the quit')));
+  });
+
+  test("scuttle's variables: one info line says which are in effect, right after the level is set", async () => {
+    const h = harness(['job'], { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', NEVER_KILL_ISTIO_ON_FAILURE: 'true', SCUTTLE_LOGGING: 'false' } });
+    assert.equal(await main(h.sys), 0);
+    const said = h.log.lines.filter((line) => line.message.startsWith('scuttle settings:'));
+    assert.deepEqual(said.map((line) => [line.level, line.message]),
+      [['info', 'scuttle settings: NEVER_KILL_ISTIO_ON_FAILURE -> --quit on-success, SCUTTLE_LOGGING -> --log-level warn']]);
+    assert.equal(h.log.lines[0], said[0], 'the first line');
+    assert.deepEqual(h.log.configured, { level: 'warn', format: 'text' });
+  });
+
+  test("no scuttle variable, no scuttle line", async () => {
+    const h = harness(['job']);
+    assert.equal(await main(h.sys), 0);
+    assert.deepEqual(h.log.lines.filter((line) => line.message.includes('scuttle')), []);
+  });
+
+  test('a bad scuttle value: exit 125, the error names it, the good ones are still reported, and the quit goes to ISTIO_QUIT_API', async () => {
+    const quit = 'http://127.0.0.1:25020/quitquitquit';
+    const h = harness(['job'], { env: { ENVOY_ADMIN_API: 'http://127.0.0.1:15000', ISTIO_QUIT_API: 'http://127.0.0.1:25020', WAIT_FOR_ENVOY_TIMEOUT: 'soon' } });
+    const http = new ScriptedHttp(h.sys.clock, { [quit]: [response(200, 'OK')] });
+    assert.equal(await main({ ...h.sys, loadHttp: async () => http }), 125);
+    assert.deepEqual(h.started, []);
+    assert.deepEqual(h.log.at('error'), ['WAIT_FOR_ENVOY_TIMEOUT: "soon" is not a duration (examples: 500ms, 30s, 2m)']);
+    assert.ok(h.log.at('info').includes(
+      'scuttle settings: ENVOY_ADMIN_API -> --ready-url http://127.0.0.1:15000/ready, ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit'));
+    assert.deepEqual(http.calls.map((call) => `${call.method} ${call.url}`), [`POST ${quit}`]);
   });
 });

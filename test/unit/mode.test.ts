@@ -11,6 +11,7 @@ const status = (lists: Readonly<Record<'initContainers' | 'containers', string[]
 const NATIVE = status({ initContainers: ['istio-validation', 'istio-proxy'], containers: ['app'] });
 const CLASSIC = status({ initContainers: ['istio-init'], containers: ['istio-proxy'] });
 const IN_POD = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
+const ADMIN = { ENVOY_ADMIN_API: 'http://127.0.0.1:15000' };
 
 interface Row {
   readonly name: string;
@@ -61,6 +62,18 @@ const rows: Row[] = [
   { name: 'no status, in a pod: classic', setting: 'auto', env: IN_POD, mode: 'classic', level: 'debug', says: `without ${STATUS_VARIABLE}` },
   { name: 'status beats KUBERNETES_SERVICE_HOST (empty)', setting: 'auto', env: { ...IN_POD, [STATUS_VARIABLE]: '' }, mode: 'none', level: 'debug', says: 'is empty' },
   { name: 'status beats KUBERNETES_SERVICE_HOST (native)', setting: 'auto', env: { ...IN_POD, [STATUS_VARIABLE]: NATIVE }, mode: 'native', level: 'debug', says: 'initContainers' },
+  // scuttle's ENVOY_ADMIN_API: an Envoy to wait for and quit, so classic, even outside Kubernetes...
+  { name: 'ENVOY_ADMIN_API, not in a pod: classic', setting: 'auto', env: ADMIN, mode: 'classic', level: 'info', says: 'ENVOY_ADMIN_API is set (scuttle), though not in a Kubernetes pod' },
+  { name: 'ENVOY_ADMIN_API in a pod: classic', setting: 'auto', env: { ...IN_POD, ...ADMIN }, mode: 'classic', level: 'debug', says: 'ENVOY_ADMIN_API is set (scuttle): assuming a classic sidecar' },
+  { name: 'ENVOY_ADMIN_API empty is unset, as in scuttle', setting: 'auto', env: { ENVOY_ADMIN_API: ' ' }, mode: 'none', level: 'info', says: 'KUBERNETES_SERVICE_HOST is unset' },
+  { name: 'ENVOY_ADMIN_API with a bad value still says classic (the quit of a usage error)', setting: 'auto', env: { ENVOY_ADMIN_API: 'localhost:15000' }, mode: 'classic', level: 'info', says: 'ENVOY_ADMIN_API is set' },
+  // ...but what the pod really has wins: quitting a native sidecar harms the job.
+  { name: 'native status beats ENVOY_ADMIN_API', setting: 'auto', env: { ...ADMIN, [STATUS_VARIABLE]: NATIVE }, mode: 'native', level: 'info', says: 'initContainers); ENVOY_ADMIN_API (scuttle) does not make it classic' },
+  { name: 'empty status beats ENVOY_ADMIN_API', setting: 'auto', env: { ...IN_POD, ...ADMIN, [STATUS_VARIABLE]: '' }, mode: 'none', level: 'info', says: 'is empty: the pod has no injected sidecar; ENVOY_ADMIN_API (scuttle) does not make it classic' },
+  { name: 'classic status with ENVOY_ADMIN_API: classic, said quietly', setting: 'auto', env: { ...ADMIN, [STATUS_VARIABLE]: CLASSIC }, mode: 'classic', level: 'debug', says: 'listed under containers' },
+  { name: 'unreadable status with ENVOY_ADMIN_API: classic, with the warning', setting: 'auto', env: { ...ADMIN, [STATUS_VARIABLE]: '{' }, mode: 'classic', level: 'warn', says: 'not JSON' },
+  { name: '--sidecar none beats ENVOY_ADMIN_API', setting: 'none', env: { ...IN_POD, ...ADMIN }, mode: 'none', level: 'debug', says: 'set explicitly' },
+  { name: '--sidecar native beats ENVOY_ADMIN_API', setting: 'native', env: ADMIN, mode: 'native', level: 'debug', says: 'set explicitly' },
 ];
 
 describe('resolveMode', () => {

@@ -99,7 +99,7 @@ class RecordingTarget implements KillTarget {
 function router({ terminal = false } = {}) {
   const source = new EventEmitter();
   const log = new RecordingLogger();
-  const signals = createSignalRouter(source, log, terminal);
+  const signals = createSignalRouter(source, log, () => terminal);
   const send = (...names: NodeJS.Signals[]): void => {
     for (const name of names) source.emit(name, name);
   };

@@ -1,0 +1,215 @@
+// scuttle's environment variables (redboxllc/scuttle, and QUIT_REQUEST_TIMEOUT from its kvij/scuttle fork), read
+// below istio-job-run's own, so a team moving from scuttle changes the image and nothing else. Pure: the
+// environment in; the option values they ask for, what each variable did, and what was wrong out.
+// Precedence against flags and ISTIO_JOB_RUN_* is options.ts's business; conflicts among scuttle's own
+// variables are settled here, the way scuttle settled them. docs/MIGRATING.md tells the same story.
+
+import { formatDuration, parseDuration, quote } from './duration.ts';
+import type { Options } from './options.ts';
+
+/** In the order of the migration table; the info line lists them in this order. */
+export const SCUTTLE_VARIABLES = [
+  'ENVOY_ADMIN_API',
+  'ISTIO_QUIT_API',
+  'NEVER_KILL_ISTIO',
+  'NEVER_KILL_ISTIO_ON_FAILURE',
+  'START_WITHOUT_ENVOY',
+  'WAIT_FOR_ENVOY_TIMEOUT',
+  'QUIT_WITHOUT_ENVOY_TIMEOUT',
+  'GENERIC_QUIT_ENDPOINTS',
+  'SCUTTLE_LOGGING',
+  'QUIT_REQUEST_TIMEOUT',
+] as const;
+
+export type ScuttleVariable = (typeof SCUTTLE_VARIABLES)[number];
+
+/** Envoy's admin API: besides the readiness URL, its presence means a classic sidecar (see mode.ts). */
+export const ADMIN_VARIABLE: ScuttleVariable = 'ENVOY_ADMIN_API';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** scuttle read an empty variable as unset (manifest templates render `value: ""`); so does istio-job-run, for these. */
+export function scuttleValue(env: Env, name: ScuttleVariable): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** One option a variable sets, and how it reads as a flag: `--quit on-success`. */
+export interface Part {
+  readonly option: keyof Options;
+  readonly shown: string;
+}
+
+/** What one variable that is set did: set options, or nothing, and why (another scuttle variable won, ...). */
+export type Effect =
+  | { readonly variable: ScuttleVariable; readonly kind: 'sets'; readonly parts: readonly Part[] }
+  | { readonly variable: ScuttleVariable; readonly kind: 'inert'; readonly why: string };
+
+export interface ScuttleSettings {
+  /** The option values the variables ask for; options.ts puts them below flags and ISTIO_JOB_RUN_*. */
+  readonly options: Partial<Options>;
+  /** One per variable that was set and could be read, in SCUTTLE_VARIABLES order. false booleans are left out. */
+  readonly effects: readonly Effect[];
+  /** `NAME: "value" is not ... (allowed)`, like options.ts's own. */
+  readonly errors: readonly string[];
+}
+
+/** Reads scuttle's variables. `defaultQuitUrls` is what GENERIC_QUIT_ENDPOINTS adds to when ISTIO_QUIT_API is unset. */
+export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleSettings {
+  const errors: string[] = [];
+  const read = <T>(name: ScuttleVariable, parse: (raw: string) => T): T | undefined => {
+    const raw = scuttleValue(env, name);
+    if (raw === undefined) return undefined;
+    try {
+      return parse(raw);
+    } catch (error) {
+      errors.push(`${name}: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
+
+  const admin = read('ENVOY_ADMIN_API', baseUrl('http://127.0.0.1:15000'));
+  const quitApi = read('ISTIO_QUIT_API', baseUrl('http://127.0.0.1:15020'));
+  const neverKill = read('NEVER_KILL_ISTIO', bool);
+  const neverKillOnFailure = read('NEVER_KILL_ISTIO_ON_FAILURE', bool);
+  const startWithoutEnvoy = read('START_WITHOUT_ENVOY', bool);
+  const waitTimeout = read('WAIT_FOR_ENVOY_TIMEOUT', duration(0));
+  const quitWithoutTimeout = read('QUIT_WITHOUT_ENVOY_TIMEOUT', duration(0));
+  const generic = read('GENERIC_QUIT_ENDPOINTS', urlList);
+  const logging = read('SCUTTLE_LOGGING', bool);
+  const quitRequestTimeout = read('QUIT_REQUEST_TIMEOUT', duration(1));
+
+  const options: { -readonly [K in keyof Options]?: Options[K] } = {};
+  const effects: Effect[] = [];
+  const sets = (variable: ScuttleVariable, values: Partial<Options>, ...shown: string[]): void => {
+    Object.assign(options, values);
+    const keys = Object.keys(values) as (keyof Options)[];
+    effects.push({ variable, kind: 'sets', parts: keys.map((option, i) => ({ option, shown: shown[i] ?? '' })) });
+  };
+  const inert = (variable: ScuttleVariable, why: string): void => void effects.push({ variable, kind: 'inert', why });
+
+  if (admin !== undefined) {
+    const readyUrl = append(admin, 'ready');
+    sets('ENVOY_ADMIN_API', { readyUrl }, `--ready-url ${readyUrl.href}`);
+  }
+
+  const istioQuit = quitApi === undefined ? undefined : append(quitApi, 'quitquitquit');
+  if (istioQuit !== undefined) sets('ISTIO_QUIT_API', { quitUrls: [istioQuit] }, `--quit-url ${istioQuit.href}`);
+
+  // scuttle checked NEVER_KILL_ISTIO first: never quitting covers quitting only on success.
+  if (neverKill === true) sets('NEVER_KILL_ISTIO', { quit: 'never' }, '--quit never');
+  if (neverKillOnFailure === true) {
+    if (neverKill === true) inert('NEVER_KILL_ISTIO_ON_FAILURE', 'overridden by NEVER_KILL_ISTIO');
+    else sets('NEVER_KILL_ISTIO_ON_FAILURE', { quit: 'on-success' }, '--quit on-success');
+  }
+
+  // scuttle: START_WITHOUT_ENVOY skips the wait whatever the timeouts say; QUIT_WITHOUT_ENVOY_TIMEOUT beats
+  // WAIT_FOR_ENVOY_TIMEOUT; a timeout of 0 is no timeout, the same as unset.
+  if (startWithoutEnvoy === true) sets('START_WITHOUT_ENVOY', { wait: false }, '--no-wait');
+  const timeouts = [
+    ['QUIT_WITHOUT_ENVOY_TIMEOUT', quitWithoutTimeout, false],
+    ['WAIT_FOR_ENVOY_TIMEOUT', waitTimeout, true],
+  ] as const;
+  let winner: ScuttleVariable | undefined;
+  for (const [variable, ms, runAnyway] of timeouts) {
+    if (ms === undefined) continue;
+    if (startWithoutEnvoy === true) inert(variable, 'overridden by START_WITHOUT_ENVOY');
+    else if (ms === 0) inert(variable, '0: the same as unset, as in scuttle');
+    else if (winner !== undefined) inert(variable, `overridden by ${winner}`);
+    else {
+      winner = variable;
+      sets(variable, { readyTimeout: ms, startWithoutProxy: runAnyway },
+        `--ready-timeout ${formatDuration(ms)}`, runAnyway ? '--start-without-proxy' : '--no-start-without-proxy');
+    }
+  }
+
+  if (generic !== undefined) {
+    const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map((url) => url.href).join(', ')})` : '';
+    sets('GENERIC_QUIT_ENDPOINTS', { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
+      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`);
+  }
+  if (logging === false) sets('SCUTTLE_LOGGING', { logLevel: 'warn' }, '--log-level warn');
+  if (quitRequestTimeout !== undefined) {
+    sets('QUIT_REQUEST_TIMEOUT', { requestTimeout: quitRequestTimeout }, `--request-timeout ${formatDuration(quitRequestTimeout)}`);
+  }
+
+  return { options, effects: sortEffects(effects), errors };
+}
+
+/**
+ * The one info line: each variable with the flags it stands for, or why it does nothing. `overriddenBy` names
+ * the flag or ISTIO_JOB_RUN_* variable that set an option instead, or undefined when the scuttle value holds.
+ */
+export function describeScuttle(effects: readonly Effect[], overriddenBy: (option: keyof Options) => string | undefined): string | undefined {
+  if (effects.length === 0) return undefined;
+  const items = effects.map((effect) => {
+    if (effect.kind === 'inert') return `${effect.variable} (${effect.why})`;
+    const held = effect.parts.filter((part) => overriddenBy(part.option) === undefined).map((part) => part.shown);
+    const lost = effect.parts.flatMap((part) => {
+      const by = overriddenBy(part.option);
+      return by === undefined ? [] : [{ shown: part.shown, by }];
+    });
+    if (held.length === 0) {
+      const by = [...new Set(lost.map((part) => part.by))].join(' and ');
+      return `${effect.variable} (overridden by ${by})`;
+    }
+    const notes = lost.map((part) => ` (${part.shown} overridden by ${part.by})`).join('');
+    return `${effect.variable} -> ${held.join(' ')}${notes}`;
+  });
+  return `scuttle settings: ${items.join(', ')}`;
+}
+
+function sortEffects(effects: Effect[]): Effect[] {
+  return effects.sort((a, b) => SCUTTLE_VARIABLES.indexOf(a.variable) - SCUTTLE_VARIABLES.indexOf(b.variable));
+}
+
+/** scuttle compared with "true" and "false" exactly, and ignored anything else: here anything else is an error. */
+function bool(raw: string): boolean {
+  const value = raw.trim();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new Error(`${quote(raw)} is not a boolean (true or false; scuttle ignored any other value)`);
+}
+
+/** Go durations (30s, 1m30s, 1.5h, 300ms, 500us) and the project's own (a bare number is seconds). */
+const duration = (min: number) => (raw: string): number => {
+  const ms = parseDuration(raw, { go: true });
+  if (ms < min) throw new Error(`${quote(raw)} is too short (at least ${formatDuration(min)})`);
+  return ms;
+};
+
+function httpUrl(raw: string, example: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error(`${quote(raw)} is not a URL (example: ${example})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`${quote(raw)} is not an http or https URL (example: ${example})`);
+  }
+  return url;
+}
+
+/** A URL that a path is appended to, as scuttle did (`<value>/ready`): no query or fragment to append after. */
+const baseUrl = (example: string) => (raw: string): URL => {
+  const url = httpUrl(raw, example);
+  if (url.search !== '' || url.hash !== '') {
+    throw new Error(`${quote(raw)} has a query or fragment; a path is appended to it (example: ${example})`);
+  }
+  return url;
+};
+
+/** `http://127.0.0.1:15000` or `http://127.0.0.1:15000/` + `ready` -> `http://127.0.0.1:15000/ready`. */
+function append(base: URL, path: string): URL {
+  const url = new URL(base.href);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
+  return url;
+}
+
+/** Comma-separated, spaces around entries allowed; scuttle would POST an empty entry and fail, here it is an error. */
+function urlList(raw: string): URL[] {
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.some((item) => item === '')) throw new Error(`${quote(raw)} has an empty entry (comma-separated URLs)`);
+  return items.map((item) => httpUrl(item, 'http://127.0.0.1:9091/quitquitquit'));
+}
