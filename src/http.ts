@@ -1,6 +1,8 @@
-// One HTTP attempt, classified. Loaded only in classic mode: undici is the largest part of the bundle.
+// One HTTP attempt, classified. Loaded only in classic mode: undici is the largest part of the bundle, and
+// only its Agent and request() are loaded (src/undici-parts.d.ts says why).
 
-import { Agent, request } from 'undici';
+import Agent from 'undici/lib/dispatcher/agent.js';
+import request from 'undici/lib/api/api-request.js';
 import { classify, type Attempt } from './attempt.ts';
 
 export interface Http {
@@ -21,9 +23,10 @@ export function createHttp(): Http {
       const timeout = AbortSignal.timeout(ms);
       const signal = cancel === undefined ? timeout : AbortSignal.any([timeout, cancel]);
       try {
-        const response = await request(url, {
+        const response = await request.call(agent, {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
           method,
-          dispatcher: agent,
           signal,
           headersTimeout: ms,
           bodyTimeout: ms,

@@ -11,7 +11,7 @@ import type { Http } from './http.ts';
 import type { Logger } from './log.ts';
 import { resolveMode } from './mode.ts';
 import { parseInvocation, renderHelp, type Options } from './options.ts';
-import { isLoopback, quitProxy, shouldQuit } from './quit.ts';
+import { isLoopback, quitProxy, sameProxy, shouldQuit } from './quit.ts';
 import { waitUntilReady } from './readiness.ts';
 import type { SignalRouter } from './signals.ts';
 
@@ -171,7 +171,7 @@ function linkProxy(sys: System, options: Options): ProxyLink {
           http: await load(),
           clock,
           log,
-          answeredBefore: answered,
+          answeredBefore: (url) => answered && sameProxy(options.readyUrl, url),
         });
       } catch (error) {
         log.warn(`could not tell the proxy to quit: ${error instanceof Error ? error.message : String(error)}`);

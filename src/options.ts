@@ -199,12 +199,12 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
       if (value === false) errors.push(unknownOption(`--no-${key}`));
       else flags[key] = value;
     } else if (BY_FLAG.has(key)) flags[key] = value;
-    else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated));
+    else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated, argv));
     else errors.push(unknownOption(`${rawKey.length === 1 ? '-' : '--'}${rawKey}`));
   }
   if (flags['help'] === true) return { kind: 'help' };
   if (flags['version'] === true) return { kind: 'version' };
-  errors.push(...translate(parsed.error));
+  errors.push(...translate(parsed.error, argv));
   if (flags['install'] !== undefined) return parseInstall(flags['install'], errors, parsed.argv);
 
   const scuttle = readScuttle(env, DEFAULTS.quitUrls);
@@ -245,13 +245,18 @@ function parseInstall(value: unknown, errors: string[], argv: yargsParser.Argume
 }
 
 const unknownOption = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
-const takesNoValue = (name: string): string => `--${name}: takes no value (use --${name} or --no-${name})`;
+/** A switch given a value (--wait=false): the message shows the value as it was written. */
+function takesNoValue(name: string, argv: readonly string[]): string {
+  const written = argv.find((arg) => arg.startsWith(`--${name}=`) || arg.startsWith(`--no-${name}=`));
+  const value = written === undefined ? '' : `, got ${quote(written.slice(written.indexOf('=') + 1))}`;
+  return `--${name}: takes no value${value} (use --${name} or --no-${name})`;
+}
 
 /** yargs-parser's own complaints, in this tool's words. */
-function translate(error: Error | null): string[] {
+function translate(error: Error | null, argv: readonly string[]): string[] {
   if (error === null) return [];
   const unexpected = /^Argument unexpected for: (\S+)$/.exec(error.message)?.[1];
-  if (unexpected !== undefined) return [takesNoValue(unexpected)];
+  if (unexpected !== undefined) return [takesNoValue(unexpected, argv)];
   const missing = /^Not enough arguments following: (\S+)$/.exec(error.message)?.[1];
   const spec = SPECS.find(([, candidate]) => candidate.flag === missing)?.[1];
   if (spec !== undefined) return [`--${spec.flag}: needs a value (${spec.usage})`];

@@ -66,8 +66,8 @@ export interface QuitParams {
   readonly http: Http;
   readonly clock: Clock;
   readonly log: Logger;
-  /** The proxy answered the readiness check (any status) before quitting began. */
-  readonly answeredBefore: boolean;
+  /** Whether the proxy behind this quit URL answered the readiness check (any status) before quitting began. */
+  readonly answeredBefore: (url: URL) => boolean;
 }
 
 /** POSTs every quit URL in parallel, each until acknowledged, gone, rejected or out of time. */
@@ -80,7 +80,7 @@ export async function quitProxy(params: QuitParams): Promise<QuitResult[]> {
 async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<QuitResult> {
   const { http, clock, log, requestTimeoutMs } = params;
   const started = clock.now();
-  let answered = params.answeredBefore;
+  let answered = params.answeredBefore(url);
   let attempts = 0;
   let last: Attempt = { kind: 'timeout' };
 
@@ -140,6 +140,21 @@ function hint(last: string): string {
   if (last.startsWith('HTTP 404')) return '; check the path: pilot-agent listens for /quitquitquit on 15020';
   if (last.startsWith('HTTP 405')) return '; the quit endpoint takes POST only';
   return '';
+}
+
+/** Istio's own ports on one pod: Envoy's admin, pilot-agent's status server, Envoy's health listener. */
+const ISTIO_PORTS = new Set(['15000', '15020', '15021']);
+const portOf = (url: URL): string => url.port || (url.protocol === 'https:' ? '443' : '80');
+
+/**
+ * Whether an answer from the readiness URL proves that this quit URL's listener was up: the same host, and
+ * the same port or two of Istio's. Another sidecar's quit endpoint (GENERIC_QUIT_ENDPOINTS) proves nothing
+ * by Envoy's answer, so a refusal there is retried, not taken for "already gone".
+ */
+export function sameProxy(readyUrl: URL, quitUrl: URL): boolean {
+  const sameHost = readyUrl.hostname === quitUrl.hostname || (isLoopback(readyUrl) && isLoopback(quitUrl));
+  const [ready, quit] = [portOf(readyUrl), portOf(quitUrl)];
+  return sameHost && (ready === quit || (ISTIO_PORTS.has(ready) && ISTIO_PORTS.has(quit)));
 }
 
 /** pilot-agent answers 403 to a quit that does not come from loopback. */

@@ -154,7 +154,9 @@ describe('quit', () => {
 
   test('refused after the proxy answered: already gone, done at once', () =>
     withSidecar({}, async (sidecar) => {
-      const running = wrapper(classic(sidecar, '--log-level', 'debug', '--', 'sh', '-c', 'read line; exit 0'));
+      // Readiness straight from pilot-agent's port: an answer there vouches for its quit endpoint.
+      const running = wrapper(['--sidecar', 'classic', '--ready-url', sidecar.agentReadyUrl, '--quit-url', sidecar.quitUrl,
+        '--log-level', 'debug', '--', 'sh', '-c', 'read line; exit 0']);
       await running.line(/debug: started/);
       sidecar.crash();
       running.process.stdin?.end('go\n');
@@ -174,6 +176,20 @@ describe('quit', () => {
       assert.equal(sidecar.quitRequests.at(-1)?.status, 200);
       assert.match(result.stderr, /acknowledged the quit/);
     }));
+
+  test("another sidecar's quit endpoint refusing is retried: Envoy's readiness says nothing about it", () =>
+    withSidecar({}, async (proxy) =>
+      withSidecar({ startAgent: false }, async (other) => {
+        const running = wrapper(['--sidecar', 'classic', '--log-level', 'debug', '--ready-url', proxy.readyUrl,
+          '--quit-url', proxy.quitUrl, '--quit-url', other.quitUrl, '--', 'true']);
+        running.process.stdin?.end();
+        await running.line(new RegExp(`quit attempt 2 to ${other.quitUrl.replace(/[.]/g, '\\.')}: connection refused; retrying`));
+        await other.startAgent();
+        const result = await running.finished;
+        assert.equal(result.code, 0);
+        assert.equal(other.quitRequests.at(-1)?.status, 200);
+        assert.doesNotMatch(result.stderr, /already gone/);
+      })));
 
   test('several quit URLs are POSTed in parallel, each with its own verdict', () =>
     withSidecar({}, async (first) =>

@@ -224,9 +224,9 @@ describe('switches', () => {
   }
 
   const valued: [argv: string[], error: string][] = [
-    [['--wait=false'], '--wait: takes no value (use --wait or --no-wait)'],
-    [['--wait=true'], '--wait: takes no value (use --wait or --no-wait)'],
-    [['--start-without-proxy=yes'], '--start-without-proxy: takes no value (use --start-without-proxy or --no-start-without-proxy)'],
+    [['--wait=false'], '--wait: takes no value, got "false" (use --wait or --no-wait)'],
+    [['--wait=true'], '--wait: takes no value, got "true" (use --wait or --no-wait)'],
+    [['--start-without-proxy=yes'], '--start-without-proxy: takes no value, got "yes" (use --start-without-proxy or --no-start-without-proxy)'],
   ];
   for (const [argv, error] of valued) {
     test(`${show(argv)} is an error: ${error}`, () => {
@@ -319,8 +319,8 @@ describe('usage errors', () => {
     [['--ready-timeout=', 'x'], {}, ['--ready-timeout: needs a value (--ready-timeout DURATION)']],
     [['--sidecar', '--no-wait', 'x'], {}, ['--sidecar: "--no-wait" is not one of auto, classic, native, none']],
     [['--ready-timeout', '-1s', 'x'], {}, ['--ready-timeout: "-1s" is not a duration (examples: 500ms, 30s, 2m)']],
-    [['--no-wait=false', 'x'], {}, ['--wait: takes no value (use --wait or --no-wait)']],
-    [['--wait=false', 'x'], {}, ['--wait: takes no value (use --wait or --no-wait)']],
+    [['--no-wait=false', 'x'], {}, ['--wait: takes no value, got "false" (use --wait or --no-wait)']],
+    [['--wait=false', 'x'], {}, ['--wait: takes no value, got "false" (use --wait or --no-wait)']],
     [['--no-help', 'x'], {}, [unknown('--no-help')]],
     [['--no-version', 'x'], {}, [unknown('--no-version')]],
     [

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Attempt } from '../../src/attempt.ts';
 import type { QuitPolicy } from '../../src/options.ts';
-import { backoffMs, isLoopback, judge, quitProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
+import { backoffMs, isLoopback, judge, quitProxy, sameProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
 import { RecordingLogger, ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
 const QUIT = 'http://127.0.0.1:15020/quitquitquit';
@@ -105,7 +105,7 @@ async function quit(
   const http = new ScriptedHttp(clock, scripts);
   const log = new RecordingLogger();
   const urls = Object.keys(scripts).map((href) => new URL(href));
-  const results = await quitProxy({ urls, timeoutMs, requestTimeoutMs, http, clock, log, answeredBefore });
+  const results = await quitProxy({ urls, timeoutMs, requestTimeoutMs, http, clock, log, answeredBefore: () => answeredBefore });
   return { results, http, log, clock };
 }
 
@@ -241,4 +241,22 @@ describe('quitProxy', () => {
     assert.equal(run.results[0]?.last, 'socket exploded');
     assert.match(run.log.at('warn').join('\n'), /gave up telling the proxy to quit: .*last: socket exploded/);
   });
+});
+
+describe('sameProxy: does an answer on the readiness URL vouch for this quit URL?', () => {
+  const rows: [ready: string, quit: string, same: boolean][] = [
+    ['http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', true],
+    ['http://127.0.0.1:15021/healthz/ready', 'http://localhost:15020/quitquitquit', true],
+    ['http://[::1]:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', true],
+    ['http://127.0.0.1:15000/ready', 'http://127.0.0.1:15020/quitquitquit', true],
+    ['http://127.0.0.1:8080/ready', 'http://127.0.0.1:8080/quit', true],
+    ['http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:9091/quitquitquit', false],
+    ['http://127.0.0.1:8080/ready', 'http://127.0.0.1:15020/quitquitquit', false],
+    ['http://10.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', false],
+  ];
+  for (const [ready, quitUrl, same] of rows) {
+    test(`${ready} -> ${quitUrl}: ${same}`, () => {
+      assert.equal(sameProxy(new URL(ready), new URL(quitUrl)), same);
+    });
+  }
 });
