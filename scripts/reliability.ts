@@ -163,9 +163,13 @@ async function main(): Promise<void> {
     '',
     '## Documented limits',
     '',
-    'What no wrapper can fix: the pod is expected to stay Running, and the wrapper still exits with the job\'s code at once.',
+    'What no wrapper can fix: the pod is expected to stay Running; the wrapper still exits, with the job\'s code.',
     '',
-    ...limits.map((row) => `- ${row.scenario.limit}: measured ${measure(row.result).phase}, job exit ${measure(row.result).code}.`),
+    ...limits.map((row) => {
+      const job = row.result.job.runs.at(-1);
+      const ran = job?.exitedAt === undefined ? 'did not exit' : `exited after ${Math.round(job.exitedAt - job.startedAt)} ms`;
+      return `- ${row.scenario.limit}: measured ${measure(row.result).phase}; the job container ${ran}, code ${measure(row.result).code}.`;
+    }),
     '',
     '## Bad inputs',
     '',

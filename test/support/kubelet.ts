@@ -18,8 +18,9 @@ export interface PodSpec {
   readonly sidecar?: { readonly kind: 'classic' | 'native'; readonly flags: readonly string[] };
   /** The job container: its command line (the wrapper as ENTRYPOINT) and environment. */
   readonly job: { readonly argv: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly closedStdin?: boolean };
-  /** Classic sidecars are listed first but start in parallel: let the job container win the race. */
-  readonly jobFirst?: boolean;
+  /** When the classic sidecar's and the job's containers start, in ms after the pod (they start in parallel). */
+  readonly sidecarDelayMs?: number;
+  readonly jobDelayMs?: number;
   readonly restartPolicy: 'Never' | 'OnFailure';
   /** Restarts of a failing job container before the Job controller gives up and deletes the pod. */
   readonly backoffLimit: number;
@@ -242,12 +243,9 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     await startupProbe();
     if (!terminating) startJob();
     else jobDone = true;
-  } else if (spec.jobFirst === true) {
-    startJob();
-    startSidecar();
   } else {
-    startSidecar();
-    startJob();
+    later(spec.sidecarDelayMs ?? 0, startSidecar);
+    later(spec.jobDelayMs ?? 0, startJob);
   }
   await settled;
   clearTimeout(hang);

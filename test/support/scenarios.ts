@@ -9,7 +9,7 @@ import { WRAPPER } from './process.ts';
 export const SIDECARS = {
   'istio-1.26': { flags: ['--ready-after-ms', '150'], about: 'Istio 1.26+: ready after 150ms, exits at once after the quit' },
   'istio-1.25-drain': { flags: ['--ready-after-ms', '150', '--exit', 'drain', '--drain-ms', '1000'], about: 'Istio 1.4-1.25: drains (1s here, 5s by default) after the quit; 15020 refuses at once' },
-  'agent-late': { flags: ['--ready-after-ms', '100', '--agent-late-ms', '400'], jobFirst: true, about: 'the job container starts first; pilot-agent listens 400ms later' },
+  'agent-late': { flags: ['--ready-after-ms', '100', '--agent-late-ms', '400'], sidecarDelayMs: 200, about: 'the job container starts first, the sidecar 200ms later; pilot-agent listens 400ms after that' },
   'envoy-late': { flags: ['--envoy-late-ms', '300'], about: '15020 up at once, Envoy (15021) 300ms later' },
   'quit-503x3': { flags: ['--ready-after-ms', '100', '--quit-script', '503,503,503'], about: 'the quit answers 503 three times' },
   'quit-reset': { flags: ['--ready-after-ms', '100', '--quit-script', 'reset,reset'], about: 'the quit connection is reset twice' },
@@ -17,10 +17,11 @@ export const SIDECARS = {
   'crashed': { flags: ['--ready-after-ms', '100', '--crash-after-ready-ms', '150'], jobSleep: 0.6, about: 'ready (sticky 200), then dies while the job runs' },
   'never-ready': { flags: ['--never-ready'], wrapper: ['--ready-timeout', '600ms'], about: 'never ready (readiness timeout 600ms)' },
   'native': { flags: ['--ready-after-ms', '150'], kind: 'native', about: 'a native sidecar (initContainers, restartPolicy Always)' },
+  'native-crashes': { flags: ['--ready-after-ms', '100', '--crash-after-ready-ms', '150'], kind: 'native', jobSleep: 0.8, about: 'a native sidecar that dies while the job runs (kubelet restarts it)' },
   'none': { flags: [], kind: 'none', about: 'no sidecar (injection off, or ambient)' },
   'wrong-quit-url': { flags: ['--ready-after-ms', '100'], wrapper: ['--quit-url', 'http://127.0.0.1:15020/quit'], about: 'a misconfigured --quit-url (pilot-agent answers 404)' },
   'quit-503-forever': { flags: ['--ready-after-ms', '100', '--quit-script', Array<string>(100).fill('503').join(',')], about: 'the proxy answers the quit 503, always' },
-} as const satisfies Record<string, { flags: readonly string[]; about: string; kind?: string; jobFirst?: boolean; wrapper?: readonly string[]; jobSleep?: number }>;
+} as const satisfies Record<string, { flags: readonly string[]; about: string; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number }>;
 export type SidecarName = keyof typeof SIDECARS;
 
 /** What the job does: a bash script after the readiness check, or a command line of its own. */
@@ -63,8 +64,11 @@ export interface Scenario {
   readonly stop: StopName;
   /** A documented limit: the pod is expected to stay Running, and why. */
   readonly limit?: string;
-  /** The soak's randomisation: when the proxy turns ready (ms after it starts), in place of the default. */
+  /** The soak's randomisation: when the proxy turns ready (ms after it starts), in place of the default, and
+   *  when each container starts. */
   readonly readyAfterMs?: number;
+  readonly sidecarDelayMs?: number;
+  readonly jobDelayMs?: number;
 }
 
 export const scenarioId = (s: Scenario): string => `${s.sidecar} / ${s.job} / ${s.policy} / ${s.stop}`;
@@ -86,10 +90,11 @@ const CHECK = 'exec 3<>/dev/tcp/127.0.0.1/15999 2>/dev/null && printf "GET / HTT
   'echo "ready-at-start $(grep -o "\\"ready\\":[a-z]*" <&3 | cut -d: -f2)" || echo "ready-at-start down"';
 
 export function podSpec(s: Scenario): PodSpec {
-  const sidecar = SIDECARS[s.sidecar] as { flags: readonly string[]; kind?: string; jobFirst?: boolean; wrapper?: readonly string[]; jobSleep?: number };
+  const sidecar = SIDECARS[s.sidecar] as { flags: readonly string[]; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number };
   const job = JOBS[s.job] as { script?: string; argv?: readonly string[]; wrapper?: readonly string[]; closedStdin?: boolean };
   const policy = POLICIES[s.policy];
   const kind = sidecar.kind ?? 'classic';
+  const sidecarDelayMs = s.sidecarDelayMs ?? sidecar.sidecarDelayMs;
   const sleep = sidecar.jobSleep === undefined ? '' : `sleep ${sidecar.jobSleep}; `;
   const flags = s.readyAfterMs === undefined ? sidecar.flags
     : [...sidecar.flags.filter((_, i, all) => all[i] !== '--ready-after-ms' && all[i - 1] !== '--ready-after-ms'), '--ready-after-ms', String(s.readyAfterMs)];
@@ -109,7 +114,8 @@ export function podSpec(s: Scenario): PodSpec {
     backoffLimit: BACKOFF_LIMIT,
     graceMs: GRACE_MS,
     hangAfterMs: 12_000,
-    ...(sidecar.jobFirst === true ? { jobFirst: true } : {}),
+    ...(sidecarDelayMs === undefined ? {} : { sidecarDelayMs }),
+    ...(s.jobDelayMs === undefined ? {} : { jobDelayMs: s.jobDelayMs }),
     ...(kind === 'none' ? {} : { sidecar: { kind: kind as 'classic' | 'native', flags: [...flags, '--term-drain-ms', '300'] } }),
     ...(s.stop === 'term-while-running' ? { terminate: { onJobLine: 'running' } } : {}),
     ...(s.stop === 'term-while-waiting' ? { terminate: { onReadyRequests: 3 } } : {}),
@@ -174,6 +180,8 @@ export function violations(s: Scenario, result: PodResult): string[] {
   const waits = kind !== 'none' && !s.job.startsWith('no-wait');
   if (waits && result.job.readyAtStart.some((ready) => ready !== 'true')) found.push(`the job started before the proxy was ready (${result.job.readyAtStart.join(', ')})`);
   if (kind === 'native' && m.quits > 0) found.push(`a native sidecar was told to quit ${m.quits} time(s)`);
+  const jobRuns = (JOBS[s.job] as { argv?: readonly string[] }).argv === undefined; // long enough to see the crash
+  if (s.sidecar === 'native-crashes' && jobRuns && result.sidecar.runs.length < 2) found.push('kubelet did not restart the native sidecar');
   const bytes = (JOBS[s.job] as { bytes?: number }).bytes;
   if (bytes !== undefined && result.job.stdoutBytes < bytes) found.push(`stdout lost bytes: ${result.job.stdoutBytes} of ${bytes}`);
   return found;
@@ -216,8 +224,14 @@ export function matrix(): Scenario[] {
 export function randomScenario(random: () => number): Scenario {
   const rows = matrix().filter((s) => s.limit === undefined);
   const row = rows[Math.floor(random() * rows.length)] as Scenario;
-  const randomisable = row.sidecar !== 'never-ready' && row.sidecar !== 'none' && row.sidecar !== 'envoy-late';
-  return randomisable ? { ...row, readyAfterMs: Math.floor(random() * 500) } : row;
+  const kind = (SIDECARS[row.sidecar] as { kind?: string }).kind ?? 'classic';
+  const randomisable = kind !== 'none' && row.sidecar !== 'never-ready' && row.sidecar !== 'envoy-late';
+  return {
+    ...row,
+    ...(randomisable ? { readyAfterMs: Math.floor(random() * 500) } : {}),
+    // Either container may start first, by up to 300ms.
+    ...(kind === 'classic' ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) } : {}),
+  };
 }
 
 /** A small seeded generator (mulberry32), so a soak can be replayed from its seed. */
