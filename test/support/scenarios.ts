@@ -229,8 +229,10 @@ export function randomScenario(random: () => number): Scenario {
   return {
     ...row,
     ...(randomisable ? { readyAfterMs: Math.floor(random() * 500) } : {}),
-    // Either container may start first, by up to 300ms.
-    ...(kind === 'classic' ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) } : {}),
+    // Either container may start first, by up to 300ms; but a proxy that crashes must do so while the job runs,
+    // not before the job's container has even started (then the wrapper rightly waits its whole --ready-timeout).
+    ...(kind === 'classic' && row.sidecar !== 'crashed'
+      ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) } : {}),
   };
 }
 
