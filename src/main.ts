@@ -133,7 +133,9 @@ function linkProxy(sys: System, options: Options): ProxyLink {
   const load = (): Promise<Http> => (http ??= sys.loadHttp());
 
   for (const url of options.quitUrls) {
-    if (!isLoopback(url)) log.warn(`quit URL ${url.href} is not a loopback address: pilot-agent answers 403 to it`);
+    if (!isLoopback(url)) {
+      log.warn(`quit URL ${url.href} is not a loopback address: pilot-agent, like most sidecars, accepts a quit only from localhost`);
+    }
   }
 
   return {
