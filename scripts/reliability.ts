@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { badInputPod, badInputs } from '../test/support/bad-inputs.ts';
+import { badInputPod, badInputs, judgeBadInput } from '../test/support/bad-inputs.ts';
 import type { PodResult } from '../test/support/kubelet.ts';
 import { podsUnavailable, simulatePod, simulatePods } from '../test/support/pods.ts';
 import {
@@ -113,11 +113,8 @@ async function main(): Promise<void> {
   const inputRows: { name: string; code: number | undefined; expected: number; message: string; quits: number; phase: string; ok: boolean }[] = [];
   await simulatePods(inputs, parallel, async (input) => {
     const result = await simulatePod(badInputPod(input));
-    const code = result.job.runs.at(-1)?.code;
-    const quits = result.sidecar.events.filter((e) => e.path === '/quitquitquit' && e.status === 200).length;
-    const message = result.job.stderr.split('\n').find((line) => input.message.test(line)) ?? '';
-    inputRows.push({ name: input.name, code, expected: input.code, message, quits, phase: result.phase,
-      ok: code === input.code && message !== '' && quits === 1 && result.phase !== 'Running' });
+    const { code, message, quits, phase, violations: wrong } = judgeBadInput(input, result);
+    inputRows.push({ name: input.name, code, expected: input.code, message, quits, phase, ok: wrong.length === 0 });
   });
   inputRows.sort((a, b) => inputs.findIndex((i) => i.name === a.name) - inputs.findIndex((i) => i.name === b.name));
   const soakRun = await soak(pods, seed);

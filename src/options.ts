@@ -3,10 +3,11 @@
 // from this table and from scuttle.ts.
 
 import yargsParser from 'yargs-parser';
-import { formatDuration, parseDuration, quote } from './duration.ts';
+import { quote } from './duration.ts';
 import { EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_WRAPPER_FAILED } from './exit-code.ts';
 import { STATUS_VARIABLE, type SidecarSetting } from './mode.ts';
 import { SCUTTLE_VARIABLES, describeScuttle, readScuttle } from './scuttle.ts';
+import { durationAtLeast, httpUrl, urlList } from './values.ts';
 
 export type QuitPolicy = 'always' | 'on-success' | 'never';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -49,25 +50,6 @@ const oneOf = <T extends string>(...allowed: readonly T[]) => (raw: string): T =
   throw new Error(`${quote(raw)} is not one of ${allowed.join(', ')}`);
 };
 
-const duration = (min: number) => (raw: string): number => {
-  const ms = parseDuration(raw);
-  if (ms < min) throw new Error(`${quote(raw)} is too short (at least ${formatDuration(min)})`);
-  return ms;
-};
-
-function httpUrl(raw: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new Error(`${quote(raw)} is not a URL (example: http://127.0.0.1:15020/quitquitquit)`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${quote(raw)} is not an http or https URL`);
-  }
-  return url;
-}
-
 function bool(raw: string): boolean {
   const value = raw.trim().toLowerCase();
   if (['true', '1', 'yes'].includes(value)) return true;
@@ -75,11 +57,6 @@ function bool(raw: string): boolean {
   throw new Error(`${quote(raw)} is not a boolean (true, false, 1, 0, yes, no)`);
 }
 
-const urlList = (raw: string): URL[] => {
-  const items = raw.split(',').map((item) => item.trim());
-  if (items.some((item) => item === '')) throw new Error(`${quote(raw)} has an empty entry (comma-separated URLs)`);
-  return items.map(httpUrl);
-};
 
 /** The whole interface. The order here is the order of --help. */
 export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
@@ -93,20 +70,20 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
   readyUrl: {
     flag: 'ready-url', env: 'ISTIO_JOB_RUN_READY_URL', kind: 'value', usage: '--ready-url URL',
     default: new URL('http://127.0.0.1:15021/healthz/ready'), defaultText: 'http://127.0.0.1:15021/healthz/ready',
-    parse: httpUrl, help: 'Polled with GET until it answers 2xx.',
+    parse: (raw) => httpUrl(raw), help: 'Polled with GET until it answers 2xx.',
   },
   readyTimeout: {
     flag: 'ready-timeout', env: 'ISTIO_JOB_RUN_READY_TIMEOUT', kind: 'value', usage: '--ready-timeout DURATION',
-    default: 60_000, defaultText: '60s', parse: duration(1),
+    default: 60_000, defaultText: '60s', parse: durationAtLeast(1),
     help: `How long to wait for readiness; then exit ${EXIT_WRAPPER_FAILED} without running the command.`,
   },
   pollInterval: {
     flag: 'poll-interval', env: 'ISTIO_JOB_RUN_POLL_INTERVAL', kind: 'value', usage: '--poll-interval DURATION',
-    default: 25, defaultText: '25ms', parse: duration(5), help: 'Time between readiness checks (at least 5ms).',
+    default: 25, defaultText: '25ms', parse: durationAtLeast(5), help: 'Time between readiness checks (at least 5ms).',
   },
   requestTimeout: {
     flag: 'request-timeout', env: 'ISTIO_JOB_RUN_REQUEST_TIMEOUT', kind: 'value', usage: '--request-timeout DURATION',
-    default: 1_000, defaultText: '1s', parse: duration(1), help: 'Timeout of one HTTP attempt.',
+    default: 1_000, defaultText: '1s', parse: durationAtLeast(1), help: 'Timeout of one HTTP attempt.',
   },
   startWithoutProxy: {
     flag: 'start-without-proxy', env: 'ISTIO_JOB_RUN_START_WITHOUT_PROXY', kind: 'switch', usage: '--start-without-proxy',
@@ -119,7 +96,7 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
   quitUrls: {
     flag: 'quit-url', env: 'ISTIO_JOB_RUN_QUIT_URL', kind: 'list', usage: '--quit-url URL',
     default: [new URL('http://127.0.0.1:15020/quitquitquit')], defaultText: 'http://127.0.0.1:15020/quitquitquit',
-    parse: urlList, help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
+    parse: urlList(), help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
   },
   quit: {
     flag: 'quit', env: 'ISTIO_JOB_RUN_QUIT', kind: 'value', usage: '--quit always|on-success|never',
@@ -128,7 +105,7 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
   },
   quitTimeout: {
     flag: 'quit-timeout', env: 'ISTIO_JOB_RUN_QUIT_TIMEOUT', kind: 'value', usage: '--quit-timeout DURATION',
-    default: 10_000, defaultText: '10s', parse: duration(1), help: 'How long to keep retrying the quit, all attempts together.',
+    default: 10_000, defaultText: '10s', parse: durationAtLeast(1), help: 'How long to keep retrying the quit, all attempts together.',
   },
   logLevel: {
     flag: 'log-level', env: 'ISTIO_JOB_RUN_LOG_LEVEL', kind: 'value', usage: '--log-level debug|info|warn|error|silent',

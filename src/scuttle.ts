@@ -4,7 +4,8 @@
 // Precedence against flags and ISTIO_JOB_RUN_* is options.ts's business; conflicts among scuttle's own
 // variables are settled here, the way scuttle settled them. docs/MIGRATING.md tells the same story.
 
-import { formatDuration, parseDuration, quote } from './duration.ts';
+import { formatDuration, quote } from './duration.ts';
+import { durationAtLeast, httpUrl, urlList } from './values.ts';
 import type { Options } from './options.ts';
 
 /** In the order of the migration table; the info line lists them in this order. */
@@ -75,7 +76,7 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
   const startWithoutEnvoy = read('START_WITHOUT_ENVOY', bool);
   const waitTimeout = read('WAIT_FOR_ENVOY_TIMEOUT', duration(0));
   const quitWithoutTimeout = read('QUIT_WITHOUT_ENVOY_TIMEOUT', duration(0));
-  const generic = read('GENERIC_QUIT_ENDPOINTS', urlList);
+  const generic = read('GENERIC_QUIT_ENDPOINTS', genericEndpoints);
   const logging = read('SCUTTLE_LOGGING', bool);
   const quitRequestTimeout = read('QUIT_REQUEST_TIMEOUT', duration(1));
 
@@ -172,24 +173,7 @@ function bool(raw: string): boolean {
 }
 
 /** Go durations (30s, 1m30s, 1.5h, 300ms, 500us) and the project's own (a bare number is seconds). */
-const duration = (min: number) => (raw: string): number => {
-  const ms = parseDuration(raw, { go: true });
-  if (ms < min) throw new Error(`${quote(raw)} is too short (at least ${formatDuration(min)})`);
-  return ms;
-};
-
-function httpUrl(raw: string, example: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new Error(`${quote(raw)} is not a URL (example: ${example})`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${quote(raw)} is not an http or https URL (example: ${example})`);
-  }
-  return url;
-}
+const duration = (min: number) => durationAtLeast(min, { go: true });
 
 /** A URL that a path is appended to, as scuttle did (`<value>/ready`): no query or fragment to append after. */
 const baseUrl = (example: string) => (raw: string): URL => {
@@ -207,9 +191,5 @@ function append(base: URL, path: string): URL {
   return url;
 }
 
-/** Comma-separated, spaces around entries allowed; scuttle would POST an empty entry and fail, here it is an error. */
-function urlList(raw: string): URL[] {
-  const items = raw.split(',').map((item) => item.trim());
-  if (items.some((item) => item === '')) throw new Error(`${quote(raw)} has an empty entry (comma-separated URLs)`);
-  return items.map((item) => httpUrl(item, 'http://127.0.0.1:9091/quitquitquit'));
-}
+/** Comma-separated; scuttle would POST an empty entry and fail, here it is an error. */
+const genericEndpoints = urlList('http://127.0.0.1:9091/quitquitquit');

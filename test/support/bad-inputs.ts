@@ -3,7 +3,7 @@
 // Each must end with a message naming what is wrong, a documented exit code, and the sidecar told to quit.
 
 import { OPTIONS } from '../../src/options.ts';
-import type { PodSpec } from './kubelet.ts';
+import type { PodResult, PodSpec } from './kubelet.ts';
 import { WRAPPER } from './process.ts';
 
 export interface BadInput {
@@ -64,4 +64,28 @@ export function badInputPod(input: BadInput): PodSpec {
     graceMs: 1_000,
     hangAfterMs: 8_000,
   };
+}
+
+export interface BadInputOutcome {
+  readonly code: number | undefined;
+  /** The line of the wrapper's stderr that says what was wrong ('' when none did). */
+  readonly message: string;
+  /** Quits the sidecar acknowledged. */
+  readonly quits: number;
+  readonly phase: PodResult['phase'];
+  /** What went against the expectation; empty when all held. */
+  readonly violations: string[];
+}
+
+/** What a pod did with a bad input, and whether it is what the input must get. */
+export function judgeBadInput(input: BadInput, result: PodResult): BadInputOutcome {
+  const code = result.job.runs.at(-1)?.code;
+  const message = result.job.stderr.split('\n').find((line) => input.message.test(line)) ?? '';
+  const quits = result.sidecar.events.filter((e) => e.path === '/quitquitquit' && e.status === 200).length;
+  const violations: string[] = [];
+  if (code !== input.code) violations.push(`exit ${code}, expected ${input.code}`);
+  if (message === '') violations.push(`stderr lacks ${input.message}: ${JSON.stringify(result.job.stderr.slice(0, 300))}`);
+  if (quits !== 1) violations.push(`${quits} quits acknowledged, expected 1`);
+  if (result.phase === 'Running') violations.push('the pod hangs');
+  return { code, message, quits, phase: result.phase, violations };
 }
