@@ -14,14 +14,14 @@ export const SIDECARS = {
   'quit-503x3': { flags: ['--ready-after-ms', '100', '--quit-script', '503,503,503'], about: 'the quit answers 503 three times' },
   'quit-reset': { flags: ['--ready-after-ms', '100', '--quit-script', 'reset,reset'], about: 'the quit connection is reset twice' },
   'quit-hangs': { flags: ['--ready-after-ms', '100', '--quit-script', 'hang'], wrapper: ['--request-timeout', '300ms'], about: 'the first quit hangs (per-attempt timeout 300ms)' },
-  'crashed': { flags: ['--ready-after-ms', '100', '--crash-after-ready-ms', '150'], jobSleep: 0.6, about: 'ready (sticky 200), then dies while the job runs' },
+  'crashed': { flags: ['--ready-after-ms', '100'], crashes: true, jobSleep: 0.6, about: 'ready (sticky 200), then dies while the job runs' },
   'never-ready': { flags: ['--never-ready'], wrapper: ['--ready-timeout', '600ms'], about: 'never ready (readiness timeout 600ms)' },
   'native': { flags: ['--ready-after-ms', '150'], kind: 'native', about: 'a native sidecar (initContainers, restartPolicy Always)' },
-  'native-crashes': { flags: ['--ready-after-ms', '100', '--crash-after-ready-ms', '150'], kind: 'native', jobSleep: 0.8, about: 'a native sidecar that dies while the job runs (kubelet restarts it)' },
+  'native-crashes': { flags: ['--ready-after-ms', '100'], kind: 'native', crashes: true, jobSleep: 0.8, about: 'a native sidecar that dies while the job runs (kubelet restarts it)' },
   'none': { flags: [], kind: 'none', about: 'no sidecar (injection off, or ambient)' },
   'wrong-quit-url': { flags: ['--ready-after-ms', '100'], wrapper: ['--quit-url', 'http://127.0.0.1:15020/quit'], about: 'a misconfigured --quit-url (pilot-agent answers 404)' },
   'quit-503-forever': { flags: ['--ready-after-ms', '100', '--quit-script', Array<string>(100).fill('503').join(',')], about: 'the proxy answers the quit 503, always' },
-} as const satisfies Record<string, { flags: readonly string[]; about: string; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number }>;
+} as const satisfies Record<string, { flags: readonly string[]; about: string; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number; crashes?: boolean }>;
 export type SidecarName = keyof typeof SIDECARS;
 
 /** What the job does: a bash script after the readiness check, or a command line of its own. */
@@ -89,16 +89,20 @@ const statusOf = (kind: string): string =>
 const CHECK = 'exec 3<>/dev/tcp/127.0.0.1/15999 2>/dev/null && printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3 && ' +
   'echo "ready-at-start $(grep -o "\\"ready\\":[a-z]*" <&3 | cut -d: -f2)" || echo "ready-at-start down"';
 
+/** For a proxy that crashes: after its check, the job has it die (the stand-in's control port), so it dies while the job runs. */
+const CRASH = '{ exec 4<>/dev/tcp/127.0.0.1/15999 && printf "GET /crash HTTP/1.0\\r\\n\\r\\n" >&4 && cat <&4 >/dev/null; } 2>/dev/null';
+
 export function podSpec(s: Scenario): PodSpec {
-  const sidecar = SIDECARS[s.sidecar] as { flags: readonly string[]; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number };
+  const sidecar = SIDECARS[s.sidecar] as { flags: readonly string[]; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number; crashes?: boolean };
   const job = JOBS[s.job] as { script?: string; argv?: readonly string[]; wrapper?: readonly string[]; closedStdin?: boolean };
   const policy = POLICIES[s.policy];
   const kind = sidecar.kind ?? 'classic';
   const sidecarDelayMs = s.sidecarDelayMs ?? sidecar.sidecarDelayMs;
+  const crash = sidecar.crashes === true ? `${CRASH}; ` : '';
   const sleep = sidecar.jobSleep === undefined ? '' : `sleep ${sidecar.jobSleep}; `;
   const flags = s.readyAfterMs === undefined ? sidecar.flags
     : [...sidecar.flags.filter((_, i, all) => all[i] !== '--ready-after-ms' && all[i - 1] !== '--ready-after-ms'), '--ready-after-ms', String(s.readyAfterMs)];
-  const command = job.argv ?? ['/bin/bash', '-c', `${CHECK}; ${sleep}${job.script ?? ''}`];
+  const command = job.argv ?? ['/bin/bash', '-c', `${CHECK}; ${crash}${sleep}${job.script ?? ''}`];
   const wrapperArgs = [
     '--quit', policy.quit, '--quit-timeout', `${QUIT_TIMEOUT_MS}ms`,
     ...(policy.restartPolicy === 'OnFailure' ? ['--ready-timeout', OnFailureReadyTimeout] : []),
@@ -229,10 +233,8 @@ export function randomScenario(random: () => number): Scenario {
   return {
     ...row,
     ...(randomisable ? { readyAfterMs: Math.floor(random() * 500) } : {}),
-    // Either container may start first, by up to 300ms; but a proxy that crashes must do so while the job runs,
-    // not before the job's container has even started (then the wrapper rightly waits its whole --ready-timeout).
-    ...(kind === 'classic' && row.sidecar !== 'crashed'
-      ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) } : {}),
+    // Either container may start first, by up to 300ms (a crashing proxy dies only when the job asks it to).
+    ...(kind === 'classic' ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) } : {}),
   };
 }
 

@@ -9,9 +9,9 @@
 //   --exit instant|drain       after a quit: exit at once (1.26+) or drain first (1.4-1.25)
 //   --drain-ms N               that drain (default 5000)
 //   --term-drain-ms N          on SIGTERM: drain N ms, then exit 0 (default 0)
-//   --crash-after-ready-ms N   die N ms after turning ready, without a quit (listeners refuse)
 //   --quit-script A,B,...      answers to the first quits: a status, hang or reset; then accepted
-//   --control-port N           GET /state on it answers {"ready":...}: for a job to check, without counting
+//   --control-port N           for the simulated job, without counting as readiness checks: GET / answers
+//                              {"ready":...}; GET /crash makes the proxy die now, without a quit (listeners refuse)
 // Prints one JSON event a line on stdout (listening, ready, request, exited), times on the system's
 // monotonic clock (shared by every process), and exits 0 when the proxy has stopped, as istio-proxy does.
 
@@ -30,7 +30,6 @@ const { values } = parseArgs({
     exit: { type: 'string', default: 'instant' },
     'drain-ms': { type: 'string', default: '5000' },
     'term-drain-ms': { type: 'string', default: '0' },
-    'crash-after-ready-ms': { type: 'string' },
     'quit-script': { type: 'string', default: '' },
     'control-port': { type: 'string' },
   },
@@ -65,8 +64,6 @@ sidecar.on('change', () => {
   if (!announcedReady && sidecar.isReady) {
     announcedReady = true;
     emit({ event: 'ready' });
-    const crashAfter = values['crash-after-ready-ms'];
-    if (crashAfter !== undefined) setTimeout(() => sidecar.crash(), Number(crashAfter));
   }
 });
 sidecar.on('exited', () => {
@@ -88,7 +85,11 @@ if (values['ready-after-ms'] !== undefined) {
   }, Number(values['ready-after-ms']));
 }
 if (values['control-port'] !== undefined) {
-  createServer((_req, res) => res.end(JSON.stringify({ ready: sidecar.isReady })))
+  createServer((req, res) => {
+    res.end(JSON.stringify({ ready: sidecar.isReady }));
+    // The job asks for the crash once it has checked readiness: the proxy dies while the job runs, whatever the load.
+    if (req.url === '/crash') setImmediate(() => sidecar.crash());
+  })
     .listen(Number(values['control-port']), '127.0.0.1').unref();
 }
 emit({ event: 'listening', readyUrl: sidecar.readyUrl, quitUrl: sidecar.quitUrl });
