@@ -4,7 +4,7 @@
 // scripts/release.ts reuses these steps for every architecture.
 
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -114,9 +114,9 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
     disableExperimentalSEAWarning: true,
     useCodeCache: t.native,
     useSnapshot: false,
-    // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
-    // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
-    execArgv: [],
+    // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
+    // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
+    execArgv: ['--disable-sigusr1'],
     // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
     execArgvExtension: 'none',
   }));
@@ -173,9 +173,12 @@ async function build(): Promise<void> {
     const executable = join(work, 'istio-job-run');
     await buildExecutable(host, scripts, executable, work);
     buildBundle(host, executable, join(work, 'bundle'));
-    renameSync(executable, join(dist, 'istio-job-run'));
     rmSync(join(dist, 'bundle'), { recursive: true, force: true });
     renameSync(join(work, 'bundle'), join(dist, 'bundle'));
+    // What users run is the bundle, launcher in front: dist/istio-job-run is that, for glibc or not.
+    const link = join(work, 'istio-job-run.link');
+    symlinkSync('bundle/istio-job-run', link);
+    renameSync(link, join(dist, 'istio-job-run'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,9 +1,10 @@
-// The command, run with the wrapper's own stdin, stdout and stderr (the same descriptors, no pipes),
+// The command as the plain executable runs it (the portable bundle's launcher runs it instead, see
+// launcher-link.ts): with the wrapper's own stdin, stdout and stderr (the same descriptors, no pipes),
 // and never killed by the wrapper on its own: the pod's grace period owns that.
 
 import { execa } from 'execa';
 import type { Outcome } from './exit-code.ts';
-import type { KillTarget } from './signals.ts';
+import { signalNumber, type KillTarget } from './signals.ts';
 
 export interface Child extends KillTarget {
   readonly pid: number | undefined;
@@ -24,7 +25,7 @@ export function startChild(command: readonly string[]): Child {
 
   const outcome = subprocess.then((result): Outcome => {
     if (typeof result.exitCode === 'number') return { kind: 'exited', code: result.exitCode };
-    if (result.signal !== undefined) return { kind: 'signaled', signal: result.signal };
+    if (result.signal !== undefined) return { kind: 'signaled', signal: signalNumber(result.signal) };
     const errno = typeof result.code === 'string' ? result.code : 'EUNKNOWN';
     return { kind: 'spawn-failed', errno, message: spawnMessage(errno) };
   });
@@ -36,7 +37,8 @@ export function startChild(command: readonly string[]): Child {
   };
 }
 
-function spawnMessage(errno: string): string {
+/** Why a command could not be started, from its errno. */
+export function spawnMessage(errno: string): string {
   switch (errno) {
     case 'ENOENT':
       return 'not found (no such file on PATH, or its #! interpreter is missing)';

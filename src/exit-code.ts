@@ -1,5 +1,3 @@
-import { constants } from 'node:os';
-
 /** The wrapper failed before the command ran: usage or configuration error, readiness timeout, internal error. */
 export const EXIT_WRAPPER_FAILED = 125;
 /** The command exists but cannot be executed. */
@@ -10,12 +8,12 @@ export const EXIT_NOT_FOUND = 127;
 /** How the command ended, as far as the wrapper can tell. */
 export type Outcome =
   | { readonly kind: 'exited'; readonly code: number }
-  | { readonly kind: 'signaled'; readonly signal: NodeJS.Signals }
+  | { readonly kind: 'signaled'; readonly signal: number }
   | { readonly kind: 'spawn-failed'; readonly errno: string; readonly message: string };
 
-/** 128 + N, the shell's convention for a death by signal N. */
-export function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (constants.signals[signal] ?? 0);
+/** 128 + N, the shell's convention for a death by signal N (1-64, real-time signals included). */
+export function signalExitCode(signal: number): number {
+  return 128 + signal;
 }
 
 /** The one place where an outcome becomes the wrapper's exit code. */

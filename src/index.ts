@@ -1,9 +1,10 @@
-// The only file that touches the process: install the signal handlers first (a TERM during start-up
-// must not be lost), run main, exit with its code.
+// The only file that touches the process: the signal handlers first (a TERM during start-up must not be
+// lost), then the launcher's relay, then main, then the exit with main's code.
 
 import { writeSync } from 'node:fs';
 import { startChild } from './child.ts';
 import { install } from './install.ts';
+import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
 import { loadHttp } from './load-http.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
@@ -14,17 +15,26 @@ import { createSignalRouter } from './signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-const signals = createSignalRouter(process, log, () => process.getBuiltinModule('node:tty').isatty(0));
+// Under the launcher this process has a process group of its own: a terminal never signals it directly.
+const launched = process.env[LAUNCHER_ENV] !== undefined;
+const signals = createSignalRouter(process, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
+const launcher = connectLauncher(process.env, log);
+launcher?.listen(signals.receive);
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
 
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
 const self = locateSelf(process.execPath, process.argv0);
 process.execPath = self.executable;
 
-// A stray error in a callback must not kill the wrapper while the command runs: as PID 1 its exit
-// would take the command down with it, and the sidecar would never be told to quit.
+// A stray error in a callback must not kill the wrapper while the command runs: its exit would leave the
+// sidecar running.
 process.on('uncaughtException', (error) => log.error(`internal error (continuing): ${error.stack ?? error.message}`));
 process.on('unhandledRejection', (error) => log.error(`internal error (continuing): ${String(error)}`));
+
+function exit(code: number): never {
+  launcher?.declareExit(code);
+  process.exit(code);
+}
 
 main({
   argv: process.argv.slice(2),
@@ -41,12 +51,9 @@ main({
     }
   },
   loadHttp,
-  startChild,
+  startChild: (command) => (launcher === undefined ? startChild(command) : launcher.run(command)),
   install: (dir) => install(dir, self, version, log),
-}).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    log.error(`internal error: ${String(error)}`);
-    process.exit(125);
-  },
-);
+}).then(exit, (error: unknown) => {
+  log.error(`internal error: ${String(error)}`);
+  exit(125);
+});

@@ -1,5 +1,6 @@
 // The wrapper's own lines: stderr only (stdout belongs to the job), written synchronously so they keep
-// their order with the job's output and survive process.exit. A failing stderr never fails the wrapper.
+// their order with the job's output and survive process.exit. A failing or full stderr never fails or
+// stalls the wrapper.
 
 import { writeSync } from 'node:fs';
 import type { LogFormat, LogLevel } from './options.ts';
@@ -18,18 +19,16 @@ export interface Logger {
   configure(level: LogLevel, format: LogFormat): void;
 }
 
+/**
+ * Writes what stderr takes now. In the portable bundle fd 2 is a non-blocking pipe to the launcher, which
+ * passes the lines on: a line that does not fit is dropped (a stalled log reader must never stall the wrapper).
+ */
 export function writeStderr(text: string): void {
   try {
     let bytes = Buffer.from(text);
-    for (let tries = 0; bytes.length > 0 && tries < 100; tries++) {
-      try {
-        bytes = bytes.subarray(writeSync(2, bytes));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-      }
-    }
+    while (bytes.length > 0) bytes = bytes.subarray(writeSync(2, bytes));
   } catch {
-    // stderr closed or broken: the job's exit code matters more than our message.
+    // EAGAIN (full), or stderr closed or broken: the job's exit code matters more than our message.
   }
 }
 

@@ -13,7 +13,7 @@ import { resolveMode } from './mode.ts';
 import { parseInvocation, renderHelp, type Options } from './options.ts';
 import { isLoopback, quitProxy, sameProxy, shouldQuit } from './quit.ts';
 import { waitUntilReady } from './readiness.ts';
-import type { SignalRouter } from './signals.ts';
+import { signalName, type SignalRouter } from './signals.ts';
 
 /** Everything main touches outside itself, passed in so tests can drive it. */
 export interface System {
@@ -40,10 +40,7 @@ export async function main(sys: System): Promise<number> {
     sys.writeStdout(`istio-job-run ${sys.version}\n`);
     return 0;
   }
-  if (invocation.kind === 'install') {
-    sys.signals.dispose();
-    return sys.install(invocation.dir);
-  }
+  if (invocation.kind === 'install') return sys.install(invocation.dir);
 
   const { options } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
@@ -67,7 +64,6 @@ export async function main(sys: System): Promise<number> {
 
   await proxy?.quit(code);
   proxy?.close();
-  sys.signals.dispose();
   return code;
 }
 
@@ -90,12 +86,12 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   }
 
   // A stop request before the command started: it never runs.
-  if (signals.beforeStart.aborted) return signalExitCode(signals.beforeStart.reason as NodeJS.Signals);
+  if (signals.beforeStart.aborted) return signalExitCode(signals.beforeStart.reason as number);
 
   const child = sys.startChild(command);
   signals.forwardTo(child);
   proxy?.prepare();
-  log.debug(`started ${JSON.stringify(command[0])} (pid ${child.pid ?? 'none'})`);
+  log.debug(`started ${JSON.stringify(command[0])}`);
 
   let outcome;
   try {
@@ -108,10 +104,10 @@ async function runJob(sys: System, options: Options, command: readonly string[],
       log.error(`${command[0]}: ${outcome.message}`);
       break;
     case 'signaled':
-      log.debug(`the command died of ${outcome.signal}`);
+      log.debug(`the command (pid ${child.pid ?? 'none'}) died of ${signalName(outcome.signal)}`);
       break;
     case 'exited':
-      log.debug(`the command exited with ${outcome.code}`);
+      log.debug(`the command (pid ${child.pid ?? 'none'}) exited with ${outcome.code}`);
       break;
   }
   return exitCodeFor(outcome);

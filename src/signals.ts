@@ -1,7 +1,8 @@
 // Which signals reach the command, and what a signal means before, during and after it runs.
-// The handlers are installed at start-up, so the wrapper also works as PID 1, where the kernel drops
-// every signal that has no handler.
+// In the portable bundle the launcher (src/launcher.c) receives every signal first and relays it here;
+// this module decides. The plain executable gets them from Node directly.
 
+import { constants } from 'node:os';
 import type { Logger } from './log.ts';
 
 /** Forwarded to the command, each delivery once, in the order the wrapper receives them. */
@@ -40,6 +41,10 @@ export const NOT_FORWARDED: Readonly<Record<string, string>> = {
   SIGSTKFLT: 'unused on Linux (a coprocessor stack fault)',
 };
 
+/** Real-time signals 34-64: Node names none of them, so they travel by number; each is forwarded. */
+export const REALTIME_FIRST = 34;
+export const REALTIME_LAST = 64;
+
 /** Before the command starts, these end the wait: no command runs, the sidecar is told to quit, exit 128+N. */
 export const ENDS_WAIT: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'];
 
@@ -49,13 +54,37 @@ export const FROM_TERMINAL: readonly NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'S
 export type Phase = 'before' | 'running' | 'after';
 export type Action = 'end-wait' | 'forward' | 'ignore' | 'leave-to-terminal';
 
-/** What a signal does; pure, so it is tested from a table. */
-export function decide(signal: NodeJS.Signals, phase: Phase, stdinIsTerminal: boolean): Action {
+const NUMBERS: Readonly<Record<string, number>> = constants.signals;
+const NAMES = new Map(Object.entries(NUMBERS).map(([name, number]) => [number, name]));
+const numbersOf = (names: readonly string[]): ReadonlySet<number> => new Set(names.map((name) => NUMBERS[name] ?? 0));
+const FORWARDED_NUMBERS = numbersOf(FORWARDED);
+const ENDS_WAIT_NUMBERS = numbersOf(ENDS_WAIT);
+const FROM_TERMINAL_NUMBERS = numbersOf(FROM_TERMINAL);
+
+/** SIGTERM, or "signal 40" for one Node has no name for. */
+export function signalName(signal: number): string {
+  return NAMES.get(signal) ?? `signal ${signal}`;
+}
+
+/** The number of a signal Node names; 0 for none. */
+export function signalNumber(name: string): number {
+  return NUMBERS[name] ?? 0;
+}
+
+const isForwarded = (signal: number): boolean =>
+  FORWARDED_NUMBERS.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
+
+/**
+ * What a signal does; pure, so it is tested from a table. `fromTerminal`: the kernel's terminal driver sent
+ * it (to the whole foreground process group, the command included), not a kill(2).
+ */
+export function decide(signal: number, phase: Phase, fromTerminal: boolean): Action {
+  if (!isForwarded(signal)) return 'ignore';
   switch (phase) {
     case 'before':
-      return ENDS_WAIT.includes(signal) ? 'end-wait' : 'ignore';
+      return ENDS_WAIT_NUMBERS.has(signal) ? 'end-wait' : 'ignore';
     case 'running':
-      return stdinIsTerminal && FROM_TERMINAL.includes(signal) ? 'leave-to-terminal' : 'forward';
+      return fromTerminal && FROM_TERMINAL_NUMBERS.has(signal) ? 'leave-to-terminal' : 'forward';
     case 'after':
       return 'ignore';
   }
@@ -63,57 +92,68 @@ export function decide(signal: NodeJS.Signals, phase: Phase, stdinIsTerminal: bo
 
 export interface SignalSource {
   on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
-  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
 }
 
 export interface KillTarget {
-  kill(signal: NodeJS.Signals): boolean;
+  /** Sends signal N; false when the command has already ended. */
+  kill(signal: number): boolean;
 }
 
 export interface SignalRouter {
-  /** Aborted, with the signal name as its reason, when a wait-ending signal arrives before the command starts. */
+  /** Aborted, with the signal's number as its reason, when a wait-ending signal arrives before the command starts. */
   readonly beforeStart: AbortSignal;
+  /** A signal the launcher relayed, with whether a terminal sent it. */
+  receive(signal: number, fromTerminal: boolean): void;
   /** The command has started: forward from now on. */
   forwardTo(target: KillTarget): void;
   /** The command has ended: signals are only noted from now on. */
   stopForwarding(): void;
-  dispose(): void;
 }
 
-/** `stdinIsTerminal` is asked only when a signal arrives, so start-up does not pay for loading node:tty. */
-export function createSignalRouter(source: SignalSource, log: Logger, stdinIsTerminal: () => boolean): SignalRouter {
+/**
+ * Routes the signals delivered to this process (`source`) and those the launcher relays (`receive`).
+ * The handlers stay installed until the process ends: a signal during the exit is noted, never fatal.
+ * `directFromTerminal` is asked only when a signal arrives, so start-up does not pay for loading node:tty.
+ */
+export function createSignalRouter(source: SignalSource, log: Logger, directFromTerminal: () => boolean): SignalRouter {
   const controller = new AbortController();
   let phase: Phase = 'before';
   let target: KillTarget | undefined;
 
-  const handle = (signal: NodeJS.Signals): void => {
-    switch (decide(signal, phase, phase === 'running' && stdinIsTerminal())) {
+  const handle = (signal: number, fromTerminal: boolean): void => {
+    const name = signalName(signal);
+    switch (decide(signal, phase, fromTerminal)) {
       case 'end-wait':
         if (!controller.signal.aborted) {
-          log.info(`received ${signal} before the command started: not running it`);
+          log.info(`received ${name} before the command started: not running it`);
           controller.abort(signal);
         }
         return;
       case 'forward':
         if (target !== undefined && !safeKill(target, signal)) {
-          log.debug(`could not forward ${signal}: the command has already exited`);
+          log.debug(`could not forward ${name}: the command has already exited`);
         } else {
-          log.debug(`forwarded ${signal}`);
+          log.debug(`forwarded ${name}`);
         }
         return;
       case 'leave-to-terminal':
-        log.debug(`${signal} came from the terminal, which also sent it to the command`);
+        log.debug(`${name} came from the terminal, which also sent it to the command`);
         return;
       case 'ignore':
-        log.debug(`ignored ${signal} (${phase === 'before' ? 'the command has not started' : 'the command has ended'})`);
+        log.debug(`ignored ${name} (${phase === 'before' ? 'the command has not started' : phase === 'after' ? 'the command has ended' : 'never forwarded'})`);
         return;
     }
   };
 
-  for (const signal of FORWARDED) source.on(signal, handle);
+  const direct = (signal: NodeJS.Signals): void => {
+    const number = signalNumber(signal);
+    handle(number, phase === 'running' && FROM_TERMINAL_NUMBERS.has(number) && directFromTerminal());
+  };
+  for (const signal of FORWARDED) source.on(signal, direct);
 
   return {
     beforeStart: controller.signal,
+    receive: handle,
     forwardTo(newTarget) {
       target = newTarget;
       phase = 'running';
@@ -122,13 +162,10 @@ export function createSignalRouter(source: SignalSource, log: Logger, stdinIsTer
       phase = 'after';
       target = undefined;
     },
-    dispose() {
-      for (const signal of FORWARDED) source.off(signal, handle);
-    },
   };
 }
 
-function safeKill(target: KillTarget, signal: NodeJS.Signals): boolean {
+function safeKill(target: KillTarget, signal: number): boolean {
   try {
     return target.kill(signal);
   } catch {

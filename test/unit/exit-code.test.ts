@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { constants } from 'node:os';
 import {
   EXIT_CANNOT_EXECUTE,
   EXIT_NOT_FOUND,
@@ -10,7 +11,7 @@ import {
 } from '../../src/exit-code.ts';
 
 const exited = (code: number): Outcome => ({ kind: 'exited', code });
-const signaled = (signal: NodeJS.Signals): Outcome => ({ kind: 'signaled', signal });
+const signaled = (signal: NodeJS.Signals | number): Outcome => ({ kind: 'signaled', signal: typeof signal === 'number' ? signal : constants.signals[signal] });
 const spawnFailed = (errno: string): Outcome => ({ kind: 'spawn-failed', errno, message: `spawn failed: ${errno}` });
 
 describe('exit codes of the wrapper itself', () => {
@@ -33,6 +34,9 @@ describe('exitCodeFor', () => {
     [signaled('SIGHUP'), 129],
     [signaled('SIGABRT'), 134],
     [signaled('SIGPIPE'), 141],
+    [signaled(34), 162],
+    [signaled(40), 168],
+    [signaled(64), 192],
     [spawnFailed('ENOENT'), 127],
     [spawnFailed('ENOTDIR'), 127],
     [spawnFailed('EACCES'), 126],
@@ -58,7 +62,7 @@ describe('signalExitCode', () => {
   ];
   for (const [signal, code] of rows) {
     test(`${signal} -> ${code}`, () => {
-      assert.equal(signalExitCode(signal), code);
+      assert.equal(signalExitCode(constants.signals[signal]), code);
     });
   }
 });

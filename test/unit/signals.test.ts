@@ -12,6 +12,10 @@ import {
   type Action,
   type KillTarget,
   type Phase,
+  REALTIME_FIRST,
+  REALTIME_LAST,
+  signalName,
+  signalNumber,
 } from '../../src/signals.ts';
 import { signals as exitSignals } from 'signal-exit/signals';
 import { RecordingLogger } from './fakes.ts';
@@ -45,12 +49,32 @@ describe('decide', () => {
     for (const phase of ['before', 'running', 'after'] as const) {
       for (const terminal of [false, true]) {
         const action = expectedAction(signal, phase, terminal);
-        test(`${signal} ${phase}, ${terminal ? 'stdin a terminal' : 'no terminal'}: ${action}`, () => {
-          assert.equal(decide(signal, phase, terminal), action);
+        test(`${signal} ${phase}, ${terminal ? 'sent by a terminal' : 'sent by kill(2)'}: ${action}`, () => {
+          assert.equal(decide(signalNumber(signal), phase, terminal), action);
         });
       }
     }
   }
+});
+
+describe('decide: the rest of 1-64', () => {
+  for (let signal = REALTIME_FIRST; signal <= REALTIME_LAST; signal++) {
+    test(`real-time signal ${signal}: forwarded while running, from a terminal or not; ignored before and after`, () => {
+      assert.deepEqual(
+        [decide(signal, 'before', false), decide(signal, 'running', false), decide(signal, 'running', true), decide(signal, 'after', false)],
+        ['ignore', 'forward', 'forward', 'ignore'],
+      );
+    });
+  }
+  for (const name of Object.keys(NOT_FORWARDED)) {
+    test(`${name} is never forwarded, in any phase`, () => {
+      const signal = signalNumber(name);
+      assert.deepEqual((['before', 'running', 'after'] as const).map((phase) => decide(signal, phase, false)), ['ignore', 'ignore', 'ignore']);
+    });
+  }
+  test('signalName names what Node names, and numbers the rest', () => {
+    assert.deepEqual([signalName(15), signalName(40), signalName(64)], ['SIGTERM', 'signal 40', 'signal 64']);
+  });
 });
 
 describe('signal sets', () => {
@@ -89,9 +113,9 @@ describe('signal sets', () => {
 
 /** A command that records the signals it was sent. */
 class RecordingTarget implements KillTarget {
-  readonly sent: NodeJS.Signals[] = [];
-  kill(signal: NodeJS.Signals): boolean {
-    this.sent.push(signal);
+  readonly sent: string[] = [];
+  kill(signal: number): boolean {
+    this.sent.push(signalName(signal));
     return true;
   }
 }
@@ -117,14 +141,14 @@ describe('createSignalRouter', () => {
         const { signals, send } = router();
         send(signal);
         assert.equal(signals.beforeStart.aborted, aborts);
-        assert.equal(signals.beforeStart.reason, aborts ? signal : undefined);
+        assert.equal(signals.beforeStart.reason, aborts ? signalNumber(signal) : undefined);
       });
     }
 
     test('the first wait-ending signal is the reason; later ones change nothing', () => {
       const { signals, send, log } = router();
       send('SIGUSR1', 'SIGTERM', 'SIGINT');
-      assert.equal(signals.beforeStart.reason, 'SIGTERM');
+      assert.equal(signals.beforeStart.reason, signalNumber('SIGTERM'));
       assert.deepEqual(log.at('info'), ['received SIGTERM before the command started: not running it']);
     });
 
@@ -190,20 +214,35 @@ describe('createSignalRouter', () => {
     });
   });
 
-  test('listens to every forwarded signal once, and dispose removes every listener', () => {
+  test('listens to every forwarded signal once, for the whole life of the process', () => {
     const { source, signals } = router();
     assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 1));
-    signals.dispose();
-    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 0));
-    assert.deepEqual(source.eventNames(), []);
+    signals.stopForwarding();
+    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 1));
   });
 
-  test('after dispose a signal reaches no one', () => {
-    const { signals, send } = router();
-    const target = new RecordingTarget();
-    signals.forwardTo(target);
-    signals.dispose();
-    send('SIGTERM');
-    assert.deepEqual(target.sent, []);
+  describe('relayed by the launcher, which knows who sent each', () => {
+    test('a kill(2) of INT, QUIT or WINCH is forwarded even with a terminal; the terminal\'s own are left alone', () => {
+      const { signals } = router({ terminal: true });
+      const target = new RecordingTarget();
+      signals.forwardTo(target);
+      for (const [name, fromTerminal] of [['SIGINT', false], ['SIGINT', true], ['SIGQUIT', false], ['SIGWINCH', true], ['SIGWINCH', false]] as const) {
+        signals.receive(signalNumber(name), fromTerminal);
+      }
+      assert.deepEqual(target.sent, ['SIGINT', 'SIGQUIT', 'SIGWINCH']);
+    });
+    test('a real-time signal is forwarded by number', () => {
+      const { signals } = router();
+      const target = new RecordingTarget();
+      signals.forwardTo(target);
+      signals.receive(40, false);
+      signals.receive(64, false);
+      assert.deepEqual(target.sent, ['signal 40', 'signal 64']);
+    });
+    test('a terminal\'s Ctrl-C before the start ends the wait', () => {
+      const { signals } = router();
+      signals.receive(signalNumber('SIGINT'), true);
+      assert.equal(signals.beforeStart.reason, signalNumber('SIGINT'));
+    });
   });
 });
