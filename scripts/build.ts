@@ -116,7 +116,9 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
     useSnapshot: false,
     // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
     // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
-    execArgv: ['--disable-sigusr1'],
+    // One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
+    // pod's pids limit.
+    execArgv: ['--disable-sigusr1', '--v8-pool-size=1'],
     // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
     execArgvExtension: 'none',
   }));

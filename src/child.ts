@@ -3,7 +3,7 @@
 // and never killed by the wrapper on its own: the pod's grace period owns that.
 
 import { execa } from 'execa';
-import type { Outcome } from './exit-code.ts';
+import { spawnMessage, type Outcome } from './exit-code.ts';
 import { signalNumber, type KillTarget } from './signals.ts';
 
 export interface Child extends KillTarget {
@@ -35,20 +35,4 @@ export function startChild(command: readonly string[]): Child {
     outcome,
     kill: (signal) => subprocess.kill(signal),
   };
-}
-
-/** Why a command could not be started, from its errno. */
-export function spawnMessage(errno: string): string {
-  switch (errno) {
-    case 'ENOENT':
-      return 'not found (no such file on PATH, or its #! interpreter is missing)';
-    case 'ENOTDIR':
-      return 'not found (a part of its path is not a directory)';
-    case 'EACCES':
-      return 'cannot be executed (permission denied, or it is a directory)';
-    case 'ENOEXEC':
-      return 'cannot be executed (not an executable format)';
-    default:
-      return `cannot be executed (${errno})`;
-  }
 }

@@ -28,3 +28,19 @@ export function exitCodeFor(outcome: Outcome): number {
       return outcome.errno === 'ENOENT' || outcome.errno === 'ENOTDIR' ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
   }
 }
+
+/** Why a command could not be started, from its errno. */
+export function spawnMessage(errno: string): string {
+  switch (errno) {
+    case 'ENOENT':
+      return 'not found (no such file on PATH, or its #! interpreter is missing)';
+    case 'ENOTDIR':
+      return 'not found (a part of its path is not a directory)';
+    case 'EACCES':
+      return 'cannot be executed (permission denied, or it is a directory)';
+    case 'ENOEXEC':
+      return 'cannot be executed (not an executable format)';
+    default:
+      return `cannot be executed (${errno})`;
+  }
+}

@@ -2,7 +2,7 @@
 // lost), then the launcher's relay, then main, then the exit with main's code.
 
 import { writeSync } from 'node:fs';
-import { startChild } from './child.ts';
+import type { Child } from './child.ts';
 import { install } from './install.ts';
 import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
 import { loadHttp } from './load-http.ts';
@@ -31,6 +31,22 @@ process.execPath = self.executable;
 process.on('uncaughtException', (error) => log.error(`internal error (continuing): ${error.stack ?? error.message}`));
 process.on('unhandledRejection', (error) => log.error(`internal error (continuing): ${String(error)}`));
 
+/**
+ * The plain executable runs the command itself, with execa, loaded only then: execa opens streams on the
+ * standard descriptors when it loads (which makes a pipe non-blocking for the job too).
+ */
+function startPlainChild(command: readonly string[]): Child {
+  let child: Child | undefined;
+  const started = import('./child.ts').then((module) => (child = module.startChild(command)));
+  return {
+    get pid() {
+      return child?.pid;
+    },
+    outcome: started.then((running) => running.outcome),
+    kill: (signal) => child?.kill(signal) ?? false,
+  };
+}
+
 function exit(code: number): never {
   launcher?.declareExit(code);
   process.exit(code);
@@ -51,7 +67,7 @@ main({
     }
   },
   loadHttp,
-  startChild: (command) => (launcher === undefined ? startChild(command) : launcher.run(command)),
+  startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
   install: (dir) => install(dir, self, version, log),
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);

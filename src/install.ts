@@ -37,6 +37,8 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
   const link = join(dir, LIB_DIR);
   const launcher = join(dir, PROGRAM);
   const previous = previousStore(link);
+  const before = linkTarget(link);
+  let swapped = false;
   try {
     mkdirSync(store);
     for (const name of readdirSync(self.bundle.lib)) copyFileSync(join(self.bundle.lib, name), join(store, name));
@@ -44,18 +46,38 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
     copyFileSync(self.bundle.launcher, launcherTemp);
     chmodSync(launcherTemp, 0o755);
     renameSync(linkTemp, link);
+    swapped = true;
     renameSync(launcherTemp, launcher);
   } catch (error) {
+    // The libraries' link already points at the new store: put back exactly what was there before.
+    const restored = swapped ? restoreLink(link, before, linkTemp) : undefined;
     for (const path of [store, linkTemp, launcherTemp]) rmSync(path, { recursive: true, force: true });
-    const reason = (error as NodeJS.ErrnoException).code === 'EISDIR'
-      ? `${link} is a directory, not an earlier --install: remove it first`
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'EISDIR'
+      ? `${swapped ? launcher : link} is a directory, not an earlier --install: remove it first`
       : (error as Error).message;
-    log.error(`--install: could not install into ${JSON.stringify(dir)}: ${reason}`);
+    log.error(`--install: could not install into ${JSON.stringify(dir)}: ${reason}${restored ?? ''}`);
     return EXIT_WRAPPER_FAILED;
   }
   if (previous !== undefined && previous !== id) rmSync(join(dir, previous), { recursive: true, force: true });
   log.info(`installed istio-job-run ${version} as ${launcher}`);
   return 0;
+}
+
+/** The link as it was before the install (or none), in one rename; says what could not be put back. */
+function restoreLink(link: string, previous: string | undefined, temp: string): string | undefined {
+  try {
+    rmSync(temp, { force: true });
+    if (previous === undefined) {
+      rmSync(link, { force: true });
+    } else {
+      symlinkSync(previous, temp);
+      renameSync(temp, link);
+    }
+    return undefined;
+  } catch (error) {
+    return `; and ${link} could not be put back: ${(error as Error).message}`;
+  }
 }
 
 function checkTarget(dir: string): string | undefined {
@@ -72,13 +94,17 @@ function checkTarget(dir: string): string | undefined {
   }
 }
 
-/** The store an earlier install's symlink points at, if it is one of ours. */
-function previousStore(link: string): string | undefined {
+/** Where a symlink points, or undefined when there is none. */
+function linkTarget(link: string): string | undefined {
   try {
-    if (!lstatSync(link).isSymbolicLink()) return undefined;
-    const target = readlinkSync(link);
-    return target.startsWith(STORE_PREFIX) && !target.includes('/') ? target : undefined;
+    return lstatSync(link).isSymbolicLink() ? readlinkSync(link) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The store an earlier install's symlink points at, if it is one of ours. */
+function previousStore(link: string): string | undefined {
+  const target = linkTarget(link);
+  return target !== undefined && target.startsWith(STORE_PREFIX) && !target.includes('/') ? target : undefined;
 }

@@ -2,13 +2,13 @@
 // it receives every signal and relays it here, runs the command when asked (with its original argv and
 // environment, byte for byte), sends it the signals this side decides to forward, and reports how it ended.
 // Lines in:  sig N k|u PID | started PID | failed ERRNO | exited CODE | signaled N
-// Lines out: run COUNT | kill N | exit CODE
+// Lines out: hello | run COUNT | kill N | exit CODE
 
 import { writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants } from 'node:os';
-import { spawnMessage, type Child } from './child.ts';
-import type { Outcome } from './exit-code.ts';
+import type { Child } from './child.ts';
+import { spawnMessage, type Outcome } from './exit-code.ts';
 import type { Logger } from './log.ts';
 
 /** Set by the launcher for this process only: "<fd to read>,<fd to write>". The command never sees it. */
@@ -95,6 +95,7 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
     listen(listener) {
       onSignal = listener;
       input.resume();
+      send('hello');
     },
     run(argv) {
       let settle: (outcome: Outcome) => void = () => undefined;

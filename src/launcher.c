@@ -22,7 +22,8 @@
  *   5. Reap every child (orphans included), and exit with the wrapper's code.
  *
  * The protocol is text lines. To the wrapper:   sig N k|u PID | started PID | failed ERRNO | exited CODE | signaled N
- *                              From the wrapper: run COUNT (the last COUNT arguments are the command) | kill N | exit CODE
+ *                              From the wrapper: hello (its handlers exist) | run COUNT (the last COUNT arguments
+ *                                                are the command) | kill N | exit CODE
  *
  * If the wrapper cannot start, or dies of a signal, one line says why and the exit code is 125 (or, when the
  * command was running, the command's own code once it ends).
@@ -60,7 +61,10 @@ static const char *const HELD_FROM_WRAPPER[] = {
 
 /* Below these the wrapper cannot start at normal speed (docs/RELIABILITY.md, the floors). */
 #define FLOOR_NOFILE 64
-#define FLOOR_AS_MIB 2048
+#define FLOOR_AS_MIB 1536
+#define FLOOR_PIDS 10
+/* A wrapper that has not said hello by then is stuck (a thread it cannot create, say): it is stopped. */
+#define START_TIMEOUT_MS 30000
 
 /* How long the wrapper may take to exit after it said its code, and to pass on its last log lines. */
 #define EXIT_GRACE_MS 200
@@ -78,7 +82,7 @@ static struct {
 
     pid_t wrapper, command;
     int wrapper_status, wrapper_done;
-    int declared, has_declared;
+    int declared, has_declared, said_hello;
     long long exit_deadline;
 
     int to_wrapper, from_wrapper, wrapper_log;
@@ -191,6 +195,47 @@ static void raise_limits(void) {
         snprintf(have, sizeof have, "%llu MiB", (unsigned long long)(as.rlim_cur >> 20));
         snprintf(need, sizeof need, "needs at least %d MiB (ulimit -v)", FLOOR_AS_MIB);
         say("istio-job-run: the address-space limit is %s; the wrapper %s\n", have, need);
+        _exit(EXIT_FAILED);
+    }
+}
+
+/* A number from a one-line file such as pids.max; -1 for "max", a missing file or anything else. */
+static long long read_number(const char *path) {
+    char text[32] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    char *end;
+    long long value = n > 0 ? strtoll(text, &end, 10) : -1;
+    return n > 0 && end != text && (*end == '\n' || *end == '\0') ? value : -1;
+}
+
+/* The pids cgroup (v1 or v2) this process is in must leave room for the wrapper's threads. */
+static void check_pids(void) {
+    char cgroups[4096] = {0}, dir[PATH_MAX], path[PATH_MAX + 16];
+    int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = read(fd, cgroups, sizeof cgroups - 1);
+    close(fd);
+    if (n <= 0) return;
+    for (char *line = strtok(cgroups, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        char *controllers = strchr(line, ':'), *where = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (where == NULL) continue;
+        *where++ = '\0';
+        controllers++;
+        int v2 = controllers[0] == '\0';
+        if (!v2 && strstr(controllers, "pids") == NULL) continue;
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s", v2 ? "" : "/pids", strcmp(where, "/") == 0 ? "" : where);
+        snprintf(path, sizeof path, "%s/pids.max", dir);
+        long long max = read_number(path);
+        snprintf(path, sizeof path, "%s/pids.current", dir);
+        long long current = read_number(path);
+        if (max < 0 || current < 0 || max - current >= FLOOR_PIDS) continue;
+        char have[64], need[64];
+        snprintf(have, sizeof have, "%lld with %lld in use", max, current);
+        snprintf(need, sizeof need, "needs %d more for its process and threads", FLOOR_PIDS);
+        say("istio-job-run: the pids limit (cgroup pids.max) is %s; the wrapper %s\n", have, need);
         _exit(EXIT_FAILED);
     }
 }
@@ -411,6 +456,8 @@ static void handle_wrapper_line(char *line) {
     } else if (strncmp(line, "kill ", 5) == 0) {
         long signo = strtol(line + 5, &end, 10);
         if (s.command > 0 && signo >= 1 && signo <= SIGNALS) kill(s.command, (int)signo);
+    } else if (strcmp(line, "hello") == 0) {
+        s.said_hello = 1;
     } else if (strncmp(line, "exit ", 5) == 0) {
         s.declared = (int)strtol(line + 5, &end, 10) & 0xff;
         s.has_declared = 1;
@@ -491,7 +538,9 @@ static int wrapper_exit_code(void) {
     if (WIFEXITED(s.wrapper_status)) return WEXITSTATUS(s.wrapper_status);
     char signal_name[64];
     snprintf(signal_name, sizeof signal_name, "signal %d (%s)", WTERMSIG(s.wrapper_status), strsignal(WTERMSIG(s.wrapper_status)));
-    const char *hint = WTERMSIG(s.wrapper_status) == SIGKILL ? "; a memory limit too small kills it this way" : "";
+    const char *hint = WTERMSIG(s.wrapper_status) == SIGKILL
+                           ? "; the out-of-memory killer does this when the memory limit is too small"
+                           : "; too small a limit on memory, pids or open files does this";
     say("istio-job-run: the wrapper died of %s%s\n", signal_name, hint);
     return -1;
 }
@@ -509,7 +558,9 @@ int main(int argc, char **argv) {
     if (signal_fd < 0) fail_errno("cannot watch signals:", "signalfd");
     if (getpid() != 1) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     raise_limits();
+    check_pids();
     start_wrapper(self);
+    long long start_deadline = now_ms() + START_TIMEOUT_MS;
 
     for (;;) {
         reap();
@@ -541,6 +592,11 @@ int main(int argc, char **argv) {
         fds[n++] = (struct pollfd){.fd = s.out_length > 0 ? s.to_wrapper : -1, .events = POLLOUT};
         fds[n++] = (struct pollfd){.fd = s.log_length > 0 ? 2 : -1, .events = POLLOUT};
         int timeout = REAP_EVERY_MS;
+        if (!s.said_hello && !s.has_declared && now_ms() > start_deadline) {
+            say("istio-job-run: the wrapper did not start within %s%s\n", "30 s (too few pids or threads allowed, or too little memory?)", "");
+            kill(s.wrapper, SIGKILL);
+            s.said_hello = 1;
+        }
         if (s.has_declared) {
             long long left = s.exit_deadline - now_ms();
             if (left <= 0) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { chrootsWork, inChroot, makeRoot } from '../support/chroot.ts';
-import { pidOne, root, run, start, WRAPPER } from '../support/process.ts';
+import { pidOne, root, run, start, PLAIN_EXECUTABLE } from '../support/process.ts';
 import { Sidecar } from '../support/sidecar.ts';
 
 const BUNDLE = join(root, 'dist', 'bundle');
@@ -104,7 +104,7 @@ describe('--install', () => {
 
   test('the plain executable, which uses the system libc, refuses to install itself', async () => {
     const dir = freshDir();
-    const result = await start(WRAPPER, ['--install', dir]).finished;
+    const result = await start(PLAIN_EXECUTABLE, ['--install', dir]).finished;
     assert.equal(result.code, 125);
     assert.match(result.stderr, /uses the system's C library/);
     assert.deepEqual(readdirSync(dir), []);

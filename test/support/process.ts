@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { SCUTTLE_VARIABLES } from '../../src/scuttle.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** What users run: the portable bundle, its launcher in front of Node (dist/istio-job-run links to it). */
 export const WRAPPER = join(root, 'dist', 'istio-job-run');
+/** The single executable alone, without the launcher: for development, without the launcher's guarantees. */
+export const PLAIN_EXECUTABLE = join(root, 'dist', 'bundle', 'istio-job-run.lib', 'istio-job-run');
 export const FIXTURES = join(root, 'test', 'support', 'fixtures');
 /** The pinned Node that runs the tests; fixtures run on it too. */
 export const NODE = process.execPath;
