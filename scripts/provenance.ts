@@ -113,9 +113,16 @@ export function npmComponent(dir: string): Component {
 export function nodeComponent(arch: string, nodeBinary: string): Component {
   const dir = dirname(dirname(nodeBinary));
   const name = `node-linux-${arch}`;
-  if (!existsSync(join(dir, 'LICENSE'))) extractFromPack(dir, 'LICENSE');
   const locked = lockPackages()[`node_modules/${name}`];
-  const version = locked?.version ?? '';
+  if (locked?.version === undefined) throw new Error(`package-lock.json has no node_modules/${name}: run npm install`);
+  const version = locked.version;
+  if (!dir.startsWith(join(root, 'node_modules'))) {
+    // Fetched with npm pack (scripts/pinned-node.ts): the tarball must be the one package-lock.json pins.
+    const pack = packOf(dir);
+    const integrity = `sha512-${createHash('sha512').update(readFileSync(pack)).digest('base64')}`;
+    if (integrity !== locked.integrity) throw new Error(`${pack} is not the ${name}@${version} package-lock.json pins (${integrity})`);
+    if (!existsSync(join(dir, 'LICENSE'))) execFileSync('tar', ['-xzf', pack, '-C', dirname(dir), 'package/LICENSE']);
+  }
   return {
     ref: `npm:${name}@${version}`, kind: 'node', name, version, licence: locked?.license,
     purl: npmPurl(name, version),
@@ -126,12 +133,11 @@ export function nodeComponent(arch: string, nodeBinary: string): Component {
   };
 }
 
-/** A file of a package that scripts/pinned-node.ts fetched with npm pack (DIR is the tarball's package/ beside it). */
-function extractFromPack(dir: string, file: string): void {
-  const cache = dirname(dir);
-  const pack = readdirSync(cache).find((name) => name.endsWith('.tgz'));
-  if (pack === undefined) throw new Error(`${dir} has no ${file}, and no npm pack tarball is beside it`);
-  execFileSync('tar', ['-xzf', join(cache, pack), '-C', cache, `package/${file}`]);
+/** The npm pack tarball that scripts/pinned-node.ts unpacked into DIR (its package/ folder, beside the tarball). */
+function packOf(dir: string): string {
+  const pack = readdirSync(dirname(dir)).find((name) => name.endsWith('.tgz'));
+  if (pack === undefined) throw new Error(`no npm pack tarball beside ${dir}`);
+  return join(dirname(dir), pack);
 }
 
 /** Candidates dpkg may know a path by: /usr-merged systems list /lib/... while realpath gives /usr/lib/... */
