@@ -159,8 +159,8 @@ export const LAUNCHER_SOURCE = 'src/launcher.c';
  * signalfd, pipe2 and syscall, and nothing of the build machine in the output: the source's path is
  * rewritten to ".", and no build id (its hash would be the only byte that tells two builds apart).
  */
-const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
-const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
+export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
+export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
 
 /**
  * The portable bundle: DIR/istio-job-run (static launcher) and DIR/istio-job-run.lib/ (loader, libraries,

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as CDX from '@cyclonedx/cyclonedx-library';
 import { bundleJs } from '../../scripts/build.ts';
-import { NODE, root, start } from '../support/process.ts';
+import { cleanEnv, NODE, root, start } from '../support/process.ts';
 
 const RELEASE = join(root, 'dist', 'release');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
@@ -84,6 +84,14 @@ describe('npm run release', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `istio-job-run ${version}\n`);
   });
+  test('a SOURCE_DATE_EPOCH that is not seconds: a clear error naming it, and the release left as it was', async () => {
+    const before = readdirSync(RELEASE).sort();
+    const result = await start(NODE, [join(root, 'scripts', 'release.ts')], { env: cleanEnv({ SOURCE_DATE_EPOCH: 'yesterday' }) }).finished;
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /SOURCE_DATE_EPOCH is "yesterday": it must be seconds since 1970/);
+    assert.deepEqual(readdirSync(RELEASE).sort(), before);
+  });
+
   test('each launcher: static against musl, no build id', () => {
     for (const arch of ARCHES) {
       const launcher = join(unpack(arch), 'istio-job-run');
