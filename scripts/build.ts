@@ -156,10 +156,11 @@ export const LAUNCHER_SOURCE = 'src/launcher.c';
 
 /**
  * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
- * signalfd, pipe2 and syscall, and nothing of the build machine in the output: the source's path is
- * rewritten to ".", and no build id (its hash would be the only byte that tells two builds apart).
+ * signalfd, pipe2 and syscall (defined empty, as a `#define _GNU_SOURCE` in the source would: the same
+ * definition twice is no error under -Werror), and nothing of the build machine in the output: the source's
+ * path is rewritten to ".", and no build id.
  */
-export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
+export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
 export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
 
 /**
