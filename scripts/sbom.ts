@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as CDX from '@cyclonedx/cyclonedx-library';
+import { PackageURL } from 'packageurl-js';
 import type { Bundle } from './build.ts';
 import { root } from './pinned-node.ts';
 import { OURS_REF, sha256, type Component } from './provenance.ts';
@@ -38,7 +39,7 @@ function part(component: Component): object {
     ...(debian === undefined ? {} : {
       // Debian's source package, which the binary package was built from.
       pedigree: { ancestors: [{ type: 'library', name: debian.sourcePackage, version: debian.sourceVersion,
-        purl: `pkg:deb/debian/${debian.sourcePackage}@${encodeURIComponent(debian.sourceVersion)}?arch=source` }] },
+        purl: new PackageURL('deb', 'debian', debian.sourcePackage, debian.sourceVersion, { arch: 'source' }, undefined).toString() }] },
     }),
   };
 }
