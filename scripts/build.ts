@@ -5,12 +5,16 @@
 
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { basename, join } from 'node:path';
-import { Script } from 'node:vm';
+import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
-import { HTTP_ASSET, HTTP_CACHE_ASSET, wrapCommonJs } from '../src/load-http.ts';
+import { HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/load-http.ts';
+import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
+import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
+import {
+  debianComponent, linkedComponents, nodeComponent, npmComponent, npmPackageDirs, ours, OURS_REF, uniqueComponents,
+  type BundleFile, type Component,
+} from './provenance.ts';
 
 export const dist = join(root, 'dist');
 export const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
@@ -21,6 +25,8 @@ interface Target {
   readonly arch: Arch;
   readonly triplet: string;
   readonly loader: string;
+  /** The launcher's compiler: gcc with Debian's musl headers, crt files and libc.a of that architecture. */
+  readonly muslGcc: string;
   /** Built on this machine's own architecture: native tools, and a V8 code cache (it is architecture-specific). */
   readonly native: boolean;
 }
@@ -28,7 +34,8 @@ interface Target {
 export function target(arch: Arch): Target {
   const triplet = arch === 'x64' ? 'x86_64-linux-gnu' : 'aarch64-linux-gnu';
   const loader = arch === 'x64' ? 'ld-linux-x86-64.so.2' : 'ld-linux-aarch64.so.1';
-  return { arch, triplet, loader, native: arch === process.arch };
+  const muslGcc = arch === 'x64' ? 'x86_64-linux-musl-gcc' : 'aarch64-linux-musl-gcc';
+  return { arch, triplet, loader, muslGcc, native: arch === process.arch };
 }
 
 const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
@@ -48,21 +55,29 @@ export interface Scripts {
   readonly main: string;
   /** src/http.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
+  /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
+  readonly inputs: readonly string[];
 }
 
 /** esbuild: src/ into the main script and the HTTP client's script, both CommonJS. */
 export async function bundleJs(dir: string): Promise<Scripts> {
-  const scripts = { main: join(dir, 'istio-job-run.cjs'), http: join(dir, HTTP_ASSET) };
-  await esbuildCommonJs(join(root, 'src/index.ts'), scripts.main, [httpApart]);
-  await esbuildCommonJs(join(root, 'src/http.ts'), scripts.http, []);
-  return scripts;
+  const main = join(dir, 'istio-job-run.cjs');
+  const http = join(dir, HTTP_ASSET);
+  const inputs = [
+    ...await esbuildCommonJs('src/index.ts', main, [httpApart]),
+    ...await esbuildCommonJs('src/http.ts', http, []),
+  ];
+  return { main, http, inputs: [...new Set(inputs)].sort() };
 }
 
-async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.Plugin[]): Promise<void> {
-  await esbuild.build({
+/** One CommonJS bundle; the files it read. Paths are relative to the repository, so no clone's path gets in. */
+async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.Plugin[]): Promise<string[]> {
+  const result = await esbuild.build({
+    absWorkingDir: root,
     entryPoints: [entry],
     outfile,
     plugins,
+    metafile: true,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -79,7 +94,15 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
     // yargs-parser's ESM build calls createRequire(import.meta.url); in the executable that is its own path.
     banner: { js: 'var __istioJobRunUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
+  return Object.keys(result.metafile.inputs);
 }
+
+/**
+ * V8 writes its random string hash seed into every code cache (the SEA's main script's and the HTTP client's):
+ * with --predictable the seed is fixed, so the caches are byte-for-byte the same on every build. The flag is
+ * not part of the flag hash V8 checks when it loads a cache, and the strings are rehashed on loading.
+ */
+const PREDICTABLE = ['--predictable'];
 
 /**
  * V8's code cache of the HTTP client, made by running its top level once with the pinned Node (the same V8
@@ -91,11 +114,8 @@ function httpCodeCache(t: Target, httpJs: string, work: string): string {
     writeFileSync(cache, '');
     return cache;
   }
-  // This script runs on the pinned Node, the executable's own V8 with the same flags: make the cache here.
-  const script = new Script(wrapCommonJs(readFileSync(httpJs, 'utf8')), { filename: `istio-job-run/${HTTP_ASSET}` });
-  const module = { exports: {} };
-  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(httpJs), module, httpJs, work);
-  writeFileSync(cache, script.createCachedData());
+  // The pinned Node is the executable's own V8; --predictable makes the cache's bytes the same every time.
+  execFileSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), httpJs, cache], { stdio: ['ignore', 'ignore', 'inherit'] });
   return cache;
 }
 
@@ -106,11 +126,13 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
   // Strip before the blob goes in: stripping afterwards would cut it out.
   execFileSync(tool(t, 'strip'), ['--strip-all', node]);
   const config = join(work, `sea-${t.arch}.json`);
+  // Paths relative to WORK (node runs there): the blob holds no clone's path.
+  const inWork = (path: string): string => relative(work, path);
   writeFileSync(config, JSON.stringify({
-    main: scripts.main,
-    assets: { [HTTP_ASSET]: scripts.http, [HTTP_CACHE_ASSET]: httpCodeCache(t, scripts.http, work) },
-    output,
-    executable: node,
+    main: inWork(scripts.main),
+    assets: { [HTTP_ASSET]: inWork(scripts.http), [HTTP_CACHE_ASSET]: inWork(httpCodeCache(t, scripts.http, work)) },
+    output: inWork(output),
+    executable: inWork(node),
     disableExperimentalSEAWarning: true,
     useCodeCache: t.native,
     useSnapshot: false,
@@ -122,22 +144,71 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
     // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
     execArgvExtension: 'none',
   }));
-  execFileSync(pinnedNode(), ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(node);
 }
 
-/** The portable bundle: DIR/istio-job-run (static launcher) and DIR/istio-job-run.lib/ (loader, libraries, executable). */
-export function buildBundle(t: Target, executable: string, outDir: string): void {
+/** What a bundle holds: each file and what it is made of, and those parts with their licence texts. */
+export interface Bundle {
+  readonly files: readonly BundleFile[];
+  readonly components: readonly Component[];
+}
+
+export const LAUNCHER_SOURCE = 'src/launcher.c';
+
+/**
+ * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
+ * signalfd, pipe2 and syscall (defined empty, as a `#define _GNU_SOURCE` in the source would: the same
+ * definition twice is no error under -Werror), and nothing of the build machine in the output: the source's
+ * path is rewritten to ".", and no build id.
+ */
+export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
+export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
+
+/**
+ * The portable bundle: DIR/istio-job-run (static launcher) and DIR/istio-job-run.lib/ (loader, libraries,
+ * executable, NOTICES). Every file gets a fixed mode, so the umask of the build does not show in a tarball.
+ */
+export async function buildBundle(t: Target, executable: string, scripts: Scripts, outDir: string): Promise<Bundle> {
   rmSync(outDir, { recursive: true, force: true });
-  const lib = join(outDir, 'istio-job-run.lib');
+  const lib = join(outDir, LIB);
   mkdirSync(lib, { recursive: true });
-  execFileSync(tool(t, 'gcc'), ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', `-DLOADER="${t.loader}"`,
-    '-o', join(outDir, 'istio-job-run'), join(root, 'src', 'launcher.c')], { stdio: 'inherit' });
-  copyFileSync(executable, join(lib, 'istio-job-run'));
-  for (const library of [t.loader, ...neededLibraries(t, executable)]) {
-    copyFileSync(findLibrary(t, library), join(lib, library));
+  const launcher = buildLauncher(t, join(outDir, PROGRAM), dirname(outDir));
+  copyFileSync(executable, join(lib, PROGRAM));
+  const libraries = [t.loader, ...neededLibraries(t, executable)].map((name) => ({ name, path: findLibrary(t, name) }));
+  for (const { name, path } of libraries) copyFileSync(path, join(lib, name));
+
+  const npm = npmPackageDirs(scripts.inputs).map(npmComponent);
+  const node = nodeComponent(t.arch, await nodeBinary(t.arch));
+  const debian = libraries.map(({ name, path }) => ({ name, component: debianComponent(path) }));
+  const files: BundleFile[] = [
+    { path: PROGRAM, madeOf: [OURS_REF, ...launcher.map((c) => c.ref)], sources: [LAUNCHER_SOURCE] },
+    { path: `${LIB}/${PROGRAM}`, madeOf: [OURS_REF, node.ref, ...npm.map((c) => c.ref)],
+      sources: scripts.inputs.filter((input) => !input.includes('node_modules/')) },
+    ...debian.map(({ name, component }) => ({ path: `${LIB}/${name}`, madeOf: [component.ref], sources: [] })),
+    { path: `${LIB}/${NOTICES}`, madeOf: [], sources: [] },
+  ].sort((a, b) => a.path.localeCompare(b.path));
+  const components = uniqueComponents([ours(version), node, ...npm, ...launcher, ...debian.map(({ component }) => component)]);
+  writeFileSync(join(lib, NOTICES), renderNotices(files, components, `istio-job-run ${version} for linux-${t.arch}`));
+
+  for (const dir of [outDir, lib]) chmodSync(dir, 0o755);
+  for (const file of files) {
+    const executableFile = file.path === PROGRAM || file.path === `${LIB}/${PROGRAM}` || file.path === `${LIB}/${t.loader}`;
+    chmodSync(join(outDir, file.path), executableFile ? 0o755 : 0o644);
   }
-  chmodSync(join(lib, t.loader), 0o755);
+  return { files, components };
+}
+
+/** src/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
+function buildLauncher(t: Target, output: string, work: string): Component[] {
+  const object = join(work, `launcher-${t.arch}.o`);
+  try {
+    execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], { stdio: 'inherit' });
+    const traced = execFileSync(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object], { encoding: 'utf8' });
+    return linkedComponents(traced, (path) => path === object);
+  } finally {
+    rmSync(object, { force: true });
+  }
 }
 
 /** Every shared library the executable needs, directly or through another library. */
@@ -174,7 +245,7 @@ async function build(): Promise<void> {
     // Built aside and renamed into place, so a test or a benchmark running meanwhile never sees half a file.
     const executable = join(work, 'istio-job-run');
     await buildExecutable(host, scripts, executable, work);
-    buildBundle(host, executable, join(work, 'bundle'));
+    await buildBundle(host, executable, scripts, join(work, 'bundle'));
     rmSync(join(dist, 'bundle'), { recursive: true, force: true });
     renameSync(join(work, 'bundle'), join(dist, 'bundle'));
     // What users run is the bundle, launcher in front: dist/istio-job-run is that, for glibc or not.

@@ -1,16 +1,53 @@
 // npm run release: dist/release/ with the portable bundle for each architecture as
-// istio-job-run-<version>-linux-<arch>.tar.gz, and SHA256SUMS that `sha256sum -c` accepts.
-// Both are built on this machine: the other architecture's Node comes from the npm registry, its
-// libraries and tools from Debian's cross packages; it gets no code cache (that is architecture-specific).
+// istio-job-run-<version>-linux-<arch>.tar.gz, its CycloneDX SBOM istio-job-run-<version>-linux-<arch>.cdx.json,
+// and SHA256SUMS over them all that `sha256sum -c` accepts. Both are built on this machine: the other
+// architecture's Node comes from the npm registry, its libraries and tools from Debian's cross packages; it
+// gets no code cache (that is architecture-specific).
+// Reproducible: the same commit gives the same bytes in any clone, at any time (docs/RELEASE.md; checked by
+// npm run release:check, scripts/reproduce.ts).
 
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleJs, buildBundle, buildExecutable, dist, target, version, type Arch } from './build.ts';
+import { NOTICES } from './notices.ts';
+import { root } from './pinned-node.ts';
+import { makeSbom } from './sbom.ts';
 
 const ARCHES: readonly Arch[] = ['x64', 'arm64'];
 
+export const tarballName = (arch: Arch): string => `istio-job-run-${version}-linux-${arch}.tar.gz`;
+export const sbomName = (arch: Arch): string => `istio-job-run-${version}-linux-${arch}.cdx.json`;
+
+/** The time every file of a release carries: SOURCE_DATE_EPOCH if set, else the commit's time. */
+export function sourceDateEpoch(): number {
+  const given = process.env['SOURCE_DATE_EPOCH'];
+  if (given !== undefined && given !== '') {
+    if (!/^\d+$/.test(given)) throw new Error(`SOURCE_DATE_EPOCH is ${JSON.stringify(given)}: it must be seconds since 1970 (git log -1 --format=%ct)`);
+    return Number(given);
+  }
+  try {
+    return Number(execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  } catch {
+    throw new Error('not a git checkout: set SOURCE_DATE_EPOCH to the release commit\'s time (git log -1 --format=%ct)');
+  }
+}
+
+/**
+ * DIR as a .tar.gz that depends on nothing but DIR's names, bytes and modes: entries sorted by name, owner
+ * root, every mtime EPOCH, GNU format; gzip -9n, with no name and no time in its header.
+ */
+async function tarball(dir: string, output: string, epoch: number): Promise<void> {
+  const tar = spawn('tar', ['--sort=name', '--format=gnu', '--owner=0', '--group=0', '--numeric-owner', `--mtime=@${epoch}`,
+    '-cf', '-', '-C', dir, '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const gzip = spawn('gzip', ['-9n'], { stdio: [tar.stdout, openSync(output, 'w'), 'inherit'] });
+  const [[tarCode], [gzipCode]] = await Promise.all([once(tar, 'exit'), once(gzip, 'exit')]) as [[number | null], [number | null]];
+  if (tarCode !== 0 || gzipCode !== 0) throw new Error(`tar (${tarCode}) | gzip (${gzipCode}) of ${dir} failed`);
+}
+
 async function release(): Promise<void> {
+  const epoch = sourceDateEpoch();
   const out = join(dist, 'release');
   const work = join(dist, '.release');
   rmSync(out, { recursive: true, force: true });
@@ -23,21 +60,22 @@ async function release(): Promise<void> {
       const t = target(arch);
       const executable = join(work, `istio-job-run-${arch}`);
       await buildExecutable(t, scripts, executable, work);
-      const bundle = join(work, `bundle-${arch}`);
-      buildBundle(t, executable, bundle);
-      const name = `istio-job-run-${version}-linux-${arch}.tar.gz`;
-      // Reproducible: sorted names, no owners, no times.
-      execFileSync('sh', ['-c', 'tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - -C "$1" . | gzip -9n > "$2"',
-        'tar', bundle, join(out, name)]);
-      process.stderr.write(`${name}: bundle ${mib(duSize(bundle))} raw, ${mib(statSync(join(out, name)).size)} gzip\n`);
+      const dir = join(work, `bundle-${arch}`);
+      const bundle = await buildBundle(t, executable, scripts, dir);
+      const name = tarballName(arch);
+      await tarball(dir, join(out, name), epoch);
+      const sbom = await makeSbom(bundle, dir, name, arch, epoch);
+      writeFileSync(join(out, sbomName(arch)), sbom);
+      process.stderr.write(`${name}: bundle ${mib(duSize(dir))} raw, ${mib(statSync(join(out, name)).size)} gzip; ` +
+        `${NOTICES} ${kib(statSync(join(dir, 'istio-job-run.lib', NOTICES)).size)}; SBOM ${kib(Buffer.byteLength(sbom))}\n`);
     }
-    const names = readdirSync(out).filter((name) => name.endsWith('.tar.gz')).sort();
+    const names = readdirSync(out).sort();
     const sums = execFileSync('sha256sum', names, { cwd: out, encoding: 'utf8' });
     writeFileSync(join(out, 'SHA256SUMS'), sums);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  process.stderr.write(`wrote ${out}\n`);
+  process.stderr.write(`wrote ${out} (SOURCE_DATE_EPOCH ${epoch})\n`);
 }
 
 function duSize(dir: string): number {
@@ -45,5 +83,6 @@ function duSize(dir: string): number {
 }
 
 const mib = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`;
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KiB`;
 
 if (import.meta.main) await release();
