@@ -10,6 +10,8 @@ import { SCUTTLE_VARIABLES } from '../../src/scuttle.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const WRAPPER = join(root, 'dist', 'istio-job-run');
+/** The portable bundle's launcher: the form users run (release tarballs, images, --install copies). */
+export const BUNDLE_WRAPPER = join(root, 'dist', 'bundle', 'istio-job-run');
 export const FIXTURES = join(root, 'test', 'support', 'fixtures');
 /** The pinned Node that runs the tests; fixtures run on it too. */
 export const NODE = process.execPath;
