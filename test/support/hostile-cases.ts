@@ -54,6 +54,16 @@ async function withStandIn<T>(options: SidecarOptions, body: (sidecar: Sidecar) 
   }
 }
 
+/** A temporary directory for one try, removed afterwards. */
+async function withScratch<T>(body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-hostile-'));
+  try {
+    return await body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const acknowledged = (sidecar: Sidecar): number => sidecar.quitRequests.filter((r) => r.status === 200).length;
 
 /** The pid to signal: the wrapper itself, or PID 1 of its namespace. */
@@ -161,8 +171,10 @@ async function acrossExit(i: number, how: { signal: string; gapMicros: number; p
   const spawned = spawnHow(argv, { timeoutMs: 12_000 });
   const pid = await target(spawned, how.pid1);
   const commandPid = Number((await spawned.line(/^ready \d+$/)).split(' ')[1]);
-  const flooder = flood(pid, signo(how.signal), how.gapMicros, how.gapMicros === 0 ? 50_000 : 20);
-  await flooder.started;
+  // A flood: one flooder per signal of the case, and one more of a second forwarded signal, so two are pending at once.
+  const flooders = (how.gapMicros === 0 ? [how.signal, how.signal === 'SIGWINCH' ? 'SIGUSR2' : 'SIGWINCH'] : [how.signal])
+    .map((signal) => flood(pid, signo(signal), how.gapMicros, how.gapMicros === 0 ? 200_000 : 20));
+  await Promise.all(flooders.map((flooder) => flooder.started));
   const cuedAt = performance.now();
   spawned.helperProcess.stdin?.end('go\n');
   let zombie = false;
@@ -171,7 +183,7 @@ async function acrossExit(i: number, how: { signal: string; gapMicros: number; p
   }, EXIT_BOUND_MS);
   const status = await spawned.status;
   clearTimeout(bound);
-  const sent = await flooder.stop();
+  const sent = (await Promise.all(flooders.map((flooder) => flooder.stop()))).reduce((sum, n) => sum + n, 0);
   const tookMs = status.endedAt - cuedAt;
   const ok = status.code === how.code && tookMs < EXIT_BOUND_MS;
   void i;
@@ -185,7 +197,8 @@ async function acrossExit(i: number, how: { signal: string; gapMicros: number; p
 
 const floodAcrossExit: HostileCase = {
   name: 'signal flood across the exit',
-  about: 'kill(2) in a tight C loop (USR2, WINCH or HUP; the job ignores them) while the command exits with 7: the wrapper exits 7 ' +
+  about: 'kill(2) in tight C loops (USR2, WINCH or HUP, and WINCH or USR2 beside it; the job ignores them; 200k of each sent before the ' +
+    'command is told to exit) while the command exits with 7: the wrapper exits 7 ' +
     `within ${EXIT_BOUND_MS} ms, no zombie left`,
   tries: { short: 4, long: 120 },
   async run(i) {
@@ -312,16 +325,13 @@ const brokenPreload: HostileCase = {
     'no loader errors on stderr',
   tries: { short: 2, long: 20 },
   async run(i) {
-    const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-hostile-'));
-    try {
+    return withScratch(async (scratch) => {
       const notElf = join(scratch, 'not-elf.so');
       writeFileSync(notElf, '#!/bin/sh\nnot a library\n');
       const preload = i % 2 === 0 ? '/no/such/preload.so' : notElf;
       const env = { LD_PRELOAD: preload };
       return { sent: `LD_PRELOAD=${i % 2 === 0 ? 'a missing file' : 'a text file'}, ${where(i % 4 >= 2)}`, ...judgeEnv(env, await envJob(env, i % 4 >= 2)) };
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    });
   },
 };
 
@@ -331,8 +341,7 @@ const nodeVariables: HostileCase = {
     'no unprefixed stderr line, nothing written into DIR, the job sees each unchanged',
   tries: { short: 2, long: 20 },
   async run(i) {
-    const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-hostile-'));
-    try {
+    return withScratch(async (scratch) => {
       const coverage = join(scratch, 'coverage');
       const cache = join(scratch, 'cache');
       mkdirSync(coverage);
@@ -343,9 +352,7 @@ const nodeVariables: HostileCase = {
       };
       const pid1 = i % 2 === 1;
       return { sent: `all of them, ${where(pid1)}`, ...judgeEnv(env, await envJob(env, pid1), [coverage, cache]) };
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    });
   },
 };
 
@@ -439,8 +446,7 @@ const failedReinstall: HostileCase = {
     'and the first install is byte-identical and still runs a job (exit 4)',
   tries: { short: 1, long: 10 },
   async run() {
-    const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-reinstall-'));
-    try {
+    return withScratch(async (dir) => {
       const first = await spawnHow([BUNDLE_WRAPPER, '--install', dir]).status;
       if (first.code !== 0) return { sent: 'a first install', ok: false, got: `the first install failed: ${describeStatus(first)} ${first.stderr.trim()}` };
       const before = snapshot(dir);
@@ -455,9 +461,7 @@ const failedReinstall: HostileCase = {
         got: joinGot([`second install ${describeStatus(second)}`, identical ? 'the first install byte-identical' : 'the first install changed',
           `the installed copy ${works.code === 4 ? 'works' : `fails (${describeStatus(works)}: ${works.stderr.trim().split('\n')[0]?.slice(0, 100)})`}`]),
       };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   },
 };
 
@@ -491,12 +495,11 @@ const blackHoledDns: HostileCase = {
     `acknowledged, and the wrapper exits within 2 s + ${EXIT_BOUND_MS} ms of the job's end`,
   tries: { short: 1, long: 10 },
   async run(i) {
-    const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-dns-'));
     const dns = createSocket('udp4');
     dns.on('message', () => undefined); // swallowed: never answered
     dns.bind(53, '127.0.0.1');
     await once(dns, 'listening');
-    try {
+    return withScratch(async (scratch) => {
       const resolv = join(scratch, 'resolv.conf');
       writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:5 attempts:3\n');
       const order = i % 2 === 0
@@ -516,10 +519,7 @@ const blackHoledDns: HostileCase = {
             /127\.0\.0\.1:15020\/quitquitquit.*gave up/.test(status.stderr) && 'gave up on 127.0.0.1']),
         };
       });
-    } finally {
-      dns.close();
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    }).finally(() => dns.close());
   },
 };
 

@@ -13,7 +13,7 @@ export interface TryLine extends Try {
 
 /** Runs `tries` (default: the case's own for that size) of each named case; resolves with every try. */
 export async function runHostile(size: Size, cases: readonly string[], options: { tries?: number; timeoutMs: number; onTry?: (line: TryLine) => void }): Promise<TryLine[]> {
-  const args = ['--net', '--', NODE, join(root, 'test/support/hostile-runner.ts'), '--size', size, ...cases.flatMap((name) => ['--case', name])];
+  const args = ['--net', '--', NODE, join(root, 'test/support/hostile-runner.ts'), '--size', size, ...cases.map((name) => `--case=${name}`)];
   if (options.tries !== undefined) args.push('--tries', String(options.tries));
   const running = start('unshare', args, { timeoutMs: options.timeoutMs, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
   running.process.stdin?.end();
