@@ -111,8 +111,8 @@ const stopDuringStartUp: HostileCase = {
       const ran = status.stdout.includes('command-ran');
       const quits = acknowledged(sidecar);
       const expected = 128 + signo(signal);
-      const ok = status.code === expected && !ran && quits >= 1;
-      return { sent, ok, got: joinGot([`${describeStatus(status)}${status.code === expected ? ' (128+N)' : ''}`, ran ? 'the command ran' : 'no command', `${quits} quit(s) acknowledged`]) };
+      const ok = status.killedBy === undefined && status.code === expected && !ran && quits >= 1;
+      return { sent, ok, got: joinGot([`${describeStatus(status)}${status.code === expected && status.killedBy === undefined ? ' (128+N)' : ''}`, ran ? 'the command ran' : 'no command', `${quits} quit(s) acknowledged`]) };
     }));
   },
 };
@@ -229,7 +229,7 @@ const realTimeDeath: HostileCase = {
       const spawned = spawnHow(pid1Argv(pid1, [BUNDLE_WRAPPER, ...CLASSIC, '--quit', 'on-success', '--', '/bin/sh', '-c', `kill -${n} $$`]), { timeoutMs: 10_000 });
       const status = await spawned.status;
       const quits = sidecar.quitRequests.length;
-      return { sent: `kill -${n}, ${where(pid1)}`, ok: status.code === 128 + n && quits === 0, got: joinGot([describeStatus(status), status.code === 128 + n && '(128+N)', `${quits} quit(s)`]) };
+      return { sent: `kill -${n}, ${where(pid1)}`, ok: status.killedBy === undefined && status.code === 128 + n && quits === 0, got: joinGot([describeStatus(status), status.code === 128 + n && status.killedBy === undefined && '(128+N)', `${quits} quit(s)`]) };
     });
   },
 };
@@ -288,7 +288,7 @@ const closedStdout: HostileCase = {
     const args = version ? ['--version'] : ['--sidecar', 'none', '--', '/bin/sh', '-c', 'echo x; exit 0'];
     const expected = version ? 0 : (await spawnHow(['/bin/sh', '-c', 'echo x; exit 0'], { stdout: 'closed-pipe' }).status).code;
     const status = await spawnHow([BUNDLE_WRAPPER, ...args], { stdout: 'closed-pipe', timeoutMs: 8_000 }).status;
-    return { sent: version ? '--version' : 'a job that writes a line', ok: status.code === expected, got: `${describeStatus(status)} (without the wrapper: ${expected})` };
+    return { sent: version ? '--version' : 'a job that writes a line', ok: status.killedBy === undefined && status.code === expected, got: `${describeStatus(status)} (without the wrapper: ${expected})` };
   },
 };
 
