@@ -141,7 +141,9 @@ export function spawnHow(argv: readonly string[], how: SpawnHow = {}): Spawned {
         if (child.exitCode !== null || child.signalCode !== null) throw new Error(`no line matching ${pattern}: the process ended`);
         const left = deadline - performance.now();
         if (left <= 0) throw new Error(`no line matching ${pattern} within ${lineTimeoutMs} ms`);
-        await Promise.race([once(child, 'output'), once(child, 'exit'), new Promise((resolve) => setTimeout(resolve, left))]);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([once(child, 'output'), once(child, 'exit'), new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+        clearTimeout(timer);
       }
     },
   };
