@@ -1,10 +1,12 @@
 // npm run reliability: runs the fault matrix, the bad inputs and a soak through simulated pods, and
 // writes docs/RELIABILITY.md and docs/reliability.json from what was measured (never by hand).
 // npm run soak: the long soak alone (--soak-only --pods N), exiting 1 on any hang or wrong exit code.
+// --hostile-only [--hostile-tries N]: only the adversarial suite, its section spliced into the existing
+// docs/RELIABILITY.md (the rest kept); exits 1 when any try was not as expected.
 // Needs root (network and PID namespaces) and a built dist/istio-job-run.
 
 import { cpus, totalmem } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputPod, badInputs, judgeBadInput } from '../test/support/bad-inputs.ts';
@@ -15,6 +17,7 @@ import {
   SIDECAR_EXIT_BOUND_MS, SIDECARS, STOPS, violations, type Scenario,
 } from '../test/support/scenarios.ts';
 import { root } from './pinned-node.ts';
+import { hostileSection, runHostileSuite, spliceSection } from './reliability/hostile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +25,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     parallel: { type: 'string', default: '2' },
     'soak-only': { type: 'boolean', default: false },
+    'hostile-only': { type: 'boolean', default: false },
+    'hostile-tries': { type: 'string' },
     out: { type: 'string', default: join(root, 'docs') },
   },
 });
@@ -106,6 +111,21 @@ async function main(): Promise<void> {
     return;
   }
 
+  const hostileTries = values['hostile-tries'] === undefined ? undefined : Number(values['hostile-tries']);
+  if (values['hostile-only']) {
+    const rows = await runHostileSuite(parallel, hostileTries);
+    const file = join(values.out, 'RELIABILITY.md');
+    mkdirSync(values.out, { recursive: true });
+    writeFileSync(file, spliceSection(existsSync(file) ? readFileSync(file, 'utf8') : '# Reliability\n', hostileSection(rows)));
+    const json = join(values.out, 'reliability.json');
+    const previous = existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Record<string, unknown>) : {};
+    writeFileSync(json, `${JSON.stringify({ ...previous, hostile: rows }, null, 1)}\n`);
+    const wrong = rows.reduce((sum, row) => sum + row.tries - row.ok, 0);
+    process.stderr.write(`wrote the hostile section of ${file}: ${wrong} tries not as expected\n`);
+    process.exitCode = wrong === 0 ? 0 : 1;
+    return;
+  }
+
   const started = performance.now();
   const scenarios = matrix();
   const matrixRows = await runAll(scenarios, 'matrix');
@@ -119,6 +139,8 @@ async function main(): Promise<void> {
   inputRows.sort((a, b) => inputs.findIndex((i) => i.name === a.name) - inputs.findIndex((i) => i.name === b.name));
   const soakRun = await soak(pods, seed);
   const totals = soakTotals(soakRun.rows);
+  const hostileRows = await runHostileSuite(parallel, hostileTries);
+  const hostileWrong = hostileRows.reduce((sum, row) => sum + row.tries - row.ok, 0);
   const minutes = (performance.now() - started) / 60_000;
 
   const main = matrixRows.filter((row) => row.scenario.limit === undefined);
@@ -137,6 +159,7 @@ async function main(): Promise<void> {
     `- Bad inputs: ${inputRows.length}, ${inputRows.filter((r) => r.ok).length} with the right message, exit code and quit.`,
     `- Soak: ${totals.pods} randomised pods (seed ${seed}): ${totals.hangs} hangs, ${totals.wrongExitCodes} wrong exit codes, ` +
       `${totals.otherViolations} other broken invariants (${totals.succeeded} Succeeded, ${totals.failed} Failed, as expected for each).`,
+    `- Hostile: ${hostileRows.length} adversarial cases, ${hostileRows.reduce((sum, row) => sum + row.tries, 0)} tries, ${hostileWrong} not as expected.`,
     '',
     '## How it is measured',
     '',
@@ -175,6 +198,7 @@ async function main(): Promise<void> {
     ...inputRows.map((row) => `| ${row.name} | ${row.code ?? '—'}${row.code === row.expected ? '' : ` (expected ${row.expected})`} | ` +
       `\`${row.message.replace(/\|/g, '\\|').slice(0, 140)}\` | ${row.quits} | ${row.phase}${row.ok ? '' : ' **not as expected**'} |`),
     '',
+    ...hostileSection(hostileRows),
     '## What the wrapper cannot handle',
     '',
     '- **Orphaned grandchildren, as PID 1.** Node cannot wait for processes it did not start, so a job that forks daemons ' +
@@ -195,6 +219,7 @@ async function main(): Promise<void> {
     seed,
     matrix: matrixRows.map((row) => ({ id: scenarioId(row.scenario), expected: { phase: expectedPhase(row.scenario), code: expectedCode(row.scenario) }, measured: measure(row.result), violations: row.violations })),
     badInputs: inputRows,
+    hostile: hostileRows,
     soak: { ...totals, seconds: Math.round(soakRun.ms / 1000), runs: soakRun.rows.map((row) => ({ id: scenarioId(row.scenario), readyAfterMs: row.scenario.readyAfterMs, measured: measure(row.result), violations: row.violations })) },
   }, null, 1)}\n`);
   process.stderr.write(`wrote ${join(values.out, 'RELIABILITY.md')}: ${failing} matrix failures, soak ${JSON.stringify(totals)}\n`);
