@@ -188,13 +188,13 @@ static void raise_limits(void) {
     if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < FLOOR_NOFILE) {
         snprintf(have, sizeof have, "%llu", (unsigned long long)nofile.rlim_cur);
         snprintf(need, sizeof need, "needs at least %d (ulimit -n)", FLOOR_NOFILE);
-        say("istio-job-run: the open-files limit is %s; the wrapper %s\n", have, need);
+        say("istio-job-run: the open files limit (RLIMIT_NOFILE) is %s; the wrapper %s\n", have, need);
         _exit(EXIT_FAILED);
     }
     if (as.rlim_cur != RLIM_INFINITY && as.rlim_cur < (rlim_t)FLOOR_AS_MIB << 20) {
         snprintf(have, sizeof have, "%llu MiB", (unsigned long long)(as.rlim_cur >> 20));
         snprintf(need, sizeof need, "needs at least %d MiB (ulimit -v)", FLOOR_AS_MIB);
-        say("istio-job-run: the address-space limit is %s; the wrapper %s\n", have, need);
+        say("istio-job-run: the address space limit (RLIMIT_AS) is %s; the wrapper %s\n", have, need);
         _exit(EXIT_FAILED);
     }
 }
