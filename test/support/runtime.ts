@@ -38,12 +38,18 @@ export interface PodSpec {
   containers: Container[];
 }
 
+/** The pod spec of a CronJob, Job or Pod, or of a fragment of one (an object with containers). */
+export function podSpecOf(doc: unknown): PodSpec | undefined {
+  for (const path of [['spec', 'jobTemplate', 'spec', 'template', 'spec'], ['spec', 'template', 'spec'], ['spec'], []]) {
+    const spec = path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), doc);
+    if (spec !== null && typeof spec === 'object' && Array.isArray((spec as PodSpec).containers)) return spec as PodSpec;
+  }
+  return undefined;
+}
+
 /** The pod template of a Job or CronJob manifest in docker/k8s/, as written. */
 export function podTemplate(manifest: string): PodSpec {
-  const doc = parse(readFileSync(join(root, 'docker', 'k8s', manifest), 'utf8')) as {
-    spec: { template?: { spec: PodSpec }; jobTemplate?: { spec: { template: { spec: PodSpec } } } };
-  };
-  const spec = doc.spec.template?.spec ?? doc.spec.jobTemplate?.spec.template.spec;
+  const spec = podSpecOf(parse(readFileSync(join(root, 'docker', 'k8s', manifest), 'utf8')));
   if (spec === undefined) throw new Error(`docker/k8s/${manifest}: no pod template`);
   return spec;
 }
