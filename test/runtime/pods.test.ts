@@ -177,6 +177,16 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
     assert.equal((await pod.logs('job')).stdout, 'cleaning up\ndone\n');
   });
 
+  test('the installer copies the bundle within 24 MiB: its page cache is reclaimed under the limit', async () => {
+    const spec = variant('cronjob.yaml', (pod) => {
+      const installer = pod.initContainers?.[0] as Container;
+      installer.resources = { requests: { memory: '24Mi' }, limits: { memory: '24Mi' } };
+    });
+    const pod = await play('install-24mi', spec);
+    assert.deepEqual(await codes(pod), { job: 0, sidecar: 0 });
+    assert.deepEqual(await pod.diedCodes('install-istio-job-run'), [0]);
+  });
+
   test('the restricted security context as podman applies it: UIDs, read-only root, no capabilities, seccomp', async () => {
     const probe = ['id -u', 'stat -c "tools=%u" /opt/tools/istio-job-run', 'touch /probe 2>/dev/null && echo root=writable || echo root=read-only',
       "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\\t'"].join('; ');
