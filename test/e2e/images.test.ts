@@ -14,7 +14,7 @@ import { root } from '../support/process.ts';
 
 interface Dockerfile {
   readonly from: string;
-  /** [source, destination] of ADD and COPY lines. */
+  /** [source, destination] of ADD and COPY lines (their --flags, such as --from, left out). */
   readonly files: (readonly [string, string])[];
   readonly entrypoint: string[];
   readonly cmd: string[];
@@ -29,7 +29,7 @@ function readDockerfile(name: string): Dockerfile {
   return {
     from: lines.find((line) => line.startsWith('FROM '))?.slice(5) ?? '',
     files: lines.filter((line) => /^(ADD|COPY) /.test(line)).map((line) => {
-      const [, source = '', destination = ''] = line.split(/\s+/);
+      const [, source = '', destination = ''] = line.split(/\s+/).filter((word) => !word.startsWith('--'));
       return [source, destination] as const;
     }),
     entrypoint: field('ENTRYPOINT'),
