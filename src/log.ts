@@ -2,7 +2,7 @@
 // their order with the job's output and survive process.exit. A failing stderr never fails the wrapper.
 
 import { writeSync } from 'node:fs';
-import type { LogFormat, LogLevel } from './options.ts';
+import type { LogFormat, LogLevel } from './options-table.ts';
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const PREFIX = 'istio-job-run:';

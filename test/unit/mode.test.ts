@@ -1,6 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { STATUS_VARIABLE, resolveMode, type ResolvedMode, type SidecarSetting } from '../../src/mode.ts';
+import { modeInputs } from '../../src/detect.ts';
+import { resolveMode as resolveFrom, type ResolvedMode } from '../../src/mode.ts';
+import { STATUS_VARIABLE, type SidecarSetting } from '../../src/options-table.ts';
+import { readScuttle } from '../../src/scuttle.ts';
+
+/** mode.ts takes what detect.ts and scuttle.ts read from the environment. */
+const resolveMode = (setting: SidecarSetting, env: Readonly<Record<string, string>>): ResolvedMode =>
+  resolveFrom(setting, modeInputs(env, readScuttle(env, []).envoyAdmin));
 
 type Env = Record<string, string>;
 

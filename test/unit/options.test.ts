@@ -1,6 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULTS, OPTIONS, parseInvocation, renderHelp, type Invocation, type Options } from '../../src/options.ts';
+import { renderHelp } from '../../src/options-help.ts';
+import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
+import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
 
 type Env = Record<string, string>;
 type Run = Extract<Invocation, { kind: 'run' }>;
@@ -53,6 +55,11 @@ const SAMPLES: { readonly [K in keyof Options]: { readonly sample: Sample<Option
   },
   quit: { sample: { raw: 'on-success', value: 'on-success' }, other: { raw: 'never', value: 'never' } },
   quitTimeout: { sample: { raw: '1m30s', value: 90_000 }, other: { raw: '500ms', value: 500 } },
+  also: {
+    sample: { raw: 'linkerd,dapr:3501', value: [{ kind: 'linkerd', ports: [] }, { kind: 'dapr', ports: [3501] }] },
+    other: { raw: 'cloud-sql-proxy:9190:9191', value: [{ kind: 'cloud-sql-proxy', ports: [9190, 9191] }] },
+  },
+  podAnnotations: { sample: { raw: '/podinfo/annotations', value: '/podinfo/annotations' }, other: { raw: '/a', value: '/a' } },
   logLevel: { sample: { raw: 'debug', value: 'debug' }, other: { raw: 'silent', value: 'silent' } },
   logFormat: { sample: { raw: 'json', value: 'json' }, other: { raw: 'text', value: 'text' } },
 };
@@ -71,6 +78,8 @@ describe('defaults', () => {
       readyUrl: url('http://127.0.0.1:15021/healthz/ready'),
       readyTimeout: 60_000,
       pollInterval: 25,
+      also: [],
+      podAnnotations: '/etc/podinfo/annotations',
       requestTimeout: 1_000,
       startWithoutProxy: false,
       wait: true,

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Attempt } from '../../src/attempt.ts';
-import type { QuitPolicy } from '../../src/options.ts';
+import { describe as describeAttempt, type Attempt } from '../../src/attempt.ts';
+import type { QuitPolicy } from '../../src/options-table.ts';
 import { backoffMs, isLoopback, judge, quitProxy, sameProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
 import { RecordingLogger, ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
@@ -109,6 +109,9 @@ async function quit(
   return { results, http, log, clock };
 }
 
+/** An attempt as the log prints it (results keep it typed). */
+const shown = (attempt: Attempt | undefined): string | undefined => (attempt === undefined ? undefined : describeAttempt(attempt));
+
 /** The parts of a result a test states: verdict and attempts. */
 const outcome = ({ results }: Run) => results.map(({ url, verdict, attempts }) => ({ url: url.href, verdict, attempts }));
 const times = (run: Run, href = QUIT) => run.http.callsTo(href).map((call) => call.at);
@@ -179,7 +182,7 @@ describe('quitProxy', () => {
     // Backoff 20, 40, 80, 160, 320; the 640 is cut short by the deadline.
     assert.deepEqual(times(run), [0, 20, 60, 140, 300, 620]);
     assert.ok(run.clock.now() >= 1_000, `gave up at ${run.clock.now()}ms`);
-    assert.equal(run.results[0]?.last, 'HTTP 503 "no healthy upstream"');
+    assert.equal(shown(run.results[0]?.last), 'HTTP 503 "no healthy upstream"');
     assert.deepEqual(run.log.at('warn'), [
       `gave up telling the proxy to quit: POST ${QUIT}, last: HTTP 503 "no healthy upstream" (6 attempts, 1s)`,
     ]);
@@ -194,13 +197,13 @@ describe('quitProxy', () => {
       { at: 2_060, timeoutMs: 440 },
     ]);
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 3 }]);
-    assert.equal(run.results[0]?.last, 'timed out');
+    assert.equal(shown(run.results[0]?.last), 'timed out');
   });
 
   test('an attempt cut short by the deadline does not hide the answer before it', async () => {
     const run = await quit({ [QUIT]: [response(503, 'busy'), hangs] }, { timeoutMs: 500, requestTimeoutMs: 1_000 });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 2 }]);
-    assert.equal(run.results[0]?.last, 'HTTP 503 "busy"');
+    assert.equal(shown(run.results[0]?.last), 'HTTP 503 "busy"');
   });
 
   test('no time at all: gives up without an attempt', async () => {
@@ -238,7 +241,7 @@ describe('quitProxy', () => {
     };
     const run = await quit({ [QUIT]: [response(503), throws] });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 2 }]);
-    assert.equal(run.results[0]?.last, 'socket exploded');
+    assert.equal(shown(run.results[0]?.last), 'socket exploded');
     assert.match(run.log.at('warn').join('\n'), /gave up telling the proxy to quit: .*last: socket exploded/);
   });
 });

@@ -5,7 +5,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULTS, OPTIONS, parseInvocation, renderHelp, type Invocation, type Options } from '../../src/options.ts';
+import { renderHelp } from '../../src/options-help.ts';
+import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
+import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
 import { SCUTTLE_VARIABLES, describeScuttle, readScuttle, type Effect, type ScuttleVariable } from '../../src/scuttle.ts';
 
 type Env = Record<string, string>;
