@@ -9,9 +9,9 @@ import { formatDuration } from './duration.ts';
 import type { Http } from './http.ts';
 import type { Logger } from './log.ts';
 import type { Options } from './options-table.ts';
-import { isLoopback, listenerKey, quitProxy, sameProxy, shouldQuit } from './quit.ts';
+import { isLoopback, listenerKey, portOf, quitProxy, sameProxy, shouldQuit } from './quit.ts';
 import { type Readiness, waitUntilReady } from './readiness.ts';
-import { GENERIC_KIND, type SidecarKind } from './sidecar-kinds.ts';
+import { GENERIC_KIND, SIDECAR_KINDS, type SidecarKind } from './sidecar-kinds.ts';
 
 export type ReadyOutcome =
   | { readonly kind: 'ready' }
@@ -60,6 +60,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
       const results = await Promise.all(
         waiting.map(async (sidecar) => {
           const url = sidecar.ready as URL;
+          const of = waiting.length > 1 ? ` of ${sidecar.kind.label}` : '';
           const readiness = await waitUntilReady({
             url,
             timeoutMs: settings.readyTimeout,
@@ -68,7 +69,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
             http: client,
             clock,
             cancel,
-            onAttempt: (attempt, n) => log.debug(`readiness check ${n} of ${sidecar.kind.label}: ${describe(attempt)}`),
+            onAttempt: (attempt, n) => log.debug(`readiness check ${n}${of}: ${describe(attempt)}`),
           });
           if (readiness.kind === 'ready' || (readiness.kind === 'timeout' && readiness.answered)) accepted.add(listenerKey(url));
           if (readiness.kind === 'ready') {
@@ -128,10 +129,17 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
   };
 }
 
-/** Istio's quit URLs are Istio's when they belong to its readiness URL's proxy; others are someone else's. */
+/**
+ * The kind whose rules read a quit URL's answers. The Istio list can hold other sidecars' endpoints too
+ * (scuttle's GENERIC_QUIT_ENDPOINTS): one that is not the readiness URL's proxy and has another kind's default
+ * quit port and path is read by that kind's rules.
+ */
 function kindFor(sidecar: Sidecar, url: URL): SidecarKind {
-  if (sidecar.kind.name !== 'istio') return sidecar.kind;
-  return sidecar.ready === undefined || sameProxy(sidecar.ready, url) ? sidecar.kind : GENERIC_KIND;
+  if (sidecar.kind.name !== 'istio' || sidecar.ready === undefined || sameProxy(sidecar.ready, url)) return sidecar.kind;
+  const other = SIDECAR_KINDS.find(
+    (kind) => kind.name !== 'istio' && url.pathname === kind.quit.path && portOf(url) === String(kind.listeners[kind.quit.listener]?.port),
+  );
+  return other ?? sidecar.kind;
 }
 
 function notReady(sidecar: Sidecar, readiness: Readiness & { kind: 'timeout' }): string {

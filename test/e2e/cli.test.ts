@@ -183,7 +183,8 @@ describe('modes without HTTP', () => {
   const cases: [string, Record<string, string>, RegExp | undefined][] = [
     ['outside Kubernetes', {}, /not in a Kubernetes pod/],
     ['a native sidecar (status lists istio-proxy under initContainers)', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: status('initContainers') }, undefined],
-    ['no sidecar injected (status empty)', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' }, undefined],
+    // Issue 10: an empty status says what it can mean, at info level.
+    ['no sidecar injected (status empty)', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' }, /ISTIO_JOB_RUN_SIDECAR_STATUS is set but empty: .*ambient mode.*misspelled/],
     ['--sidecar native', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR: 'native' }, undefined],
   ];
   for (const [name, env, info] of cases) {
