@@ -32,14 +32,15 @@ export function target(arch: Arch): Target {
 }
 
 const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
-const libDirs = (t: Target): string[] =>
-  t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`];
+const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
 /** The main script without the HTTP client: src/load-http.ts loads that from an asset, in classic mode only. */
 const httpApart: esbuild.Plugin = {
   name: 'http-apart',
   setup(build) {
-    build.onResolve({ filter: /\/http\.ts$/ }, (args) => (args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined));
+    build.onResolve({ filter: /\/http\.ts$/ }, (args) =>
+      args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
+    );
   },
 };
 
@@ -106,20 +107,23 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
   // Strip before the blob goes in: stripping afterwards would cut it out.
   execFileSync(tool(t, 'strip'), ['--strip-all', node]);
   const config = join(work, `sea-${t.arch}.json`);
-  writeFileSync(config, JSON.stringify({
-    main: scripts.main,
-    assets: { [HTTP_ASSET]: scripts.http, [HTTP_CACHE_ASSET]: httpCodeCache(t, scripts.http, work) },
-    output,
-    executable: node,
-    disableExperimentalSEAWarning: true,
-    useCodeCache: t.native,
-    useSnapshot: false,
-    // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
-    // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
-    execArgv: [],
-    // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
-    execArgvExtension: 'none',
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: scripts.main,
+      assets: { [HTTP_ASSET]: scripts.http, [HTTP_CACHE_ASSET]: httpCodeCache(t, scripts.http, work) },
+      output,
+      executable: node,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: t.native,
+      useSnapshot: false,
+      // No --disable-sigusr1: in Node 26 it blocks SIGUSR1 outright, so a USR1 meant for the job would never
+      // arrive. The wrapper's own USR1 listener, installed first thing, replaces the inspector's.
+      execArgv: [],
+      // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
+      execArgvExtension: 'none',
+    }),
+  );
   execFileSync(pinnedNode(), ['--build-sea', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(node);
 }
@@ -129,8 +133,22 @@ export function buildBundle(t: Target, executable: string, outDir: string): void
   rmSync(outDir, { recursive: true, force: true });
   const lib = join(outDir, 'istio-job-run.lib');
   mkdirSync(lib, { recursive: true });
-  execFileSync(tool(t, 'gcc'), ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', `-DLOADER="${t.loader}"`,
-    '-o', join(outDir, 'istio-job-run'), join(root, 'src', 'launcher.c')], { stdio: 'inherit' });
+  execFileSync(
+    tool(t, 'gcc'),
+    [
+      '-static',
+      '-Os',
+      '-s',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      `-DLOADER="${t.loader}"`,
+      '-o',
+      join(outDir, 'istio-job-run'),
+      join(root, 'src', 'launcher.c'),
+    ],
+    { stdio: 'inherit' },
+  );
   copyFileSync(executable, join(lib, 'istio-job-run'));
   for (const library of [t.loader, ...neededLibraries(t, executable)]) {
     copyFileSync(findLibrary(t, library), join(lib, library));
@@ -158,8 +176,10 @@ function findLibrary(t: Target, name: string): string {
     const path = join(dir, name);
     if (existsSync(path)) return realpathSync(path);
   }
-  throw new Error(`${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
-    (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`));
+  throw new Error(
+    `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
+      (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`),
+  );
 }
 
 async function build(): Promise<void> {

@@ -27,11 +27,18 @@ async function release(): Promise<void> {
       buildBundle(t, executable, bundle);
       const name = `istio-job-run-${version}-linux-${arch}.tar.gz`;
       // Reproducible: sorted names, no owners, no times.
-      execFileSync('sh', ['-c', 'tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - -C "$1" . | gzip -9n > "$2"',
-        'tar', bundle, join(out, name)]);
+      execFileSync('sh', [
+        '-c',
+        'tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - -C "$1" . | gzip -9n > "$2"',
+        'tar',
+        bundle,
+        join(out, name),
+      ]);
       process.stderr.write(`${name}: bundle ${mib(duSize(bundle))} raw, ${mib(statSync(join(out, name)).size)} gzip\n`);
     }
-    const names = readdirSync(out).filter((name) => name.endsWith('.tar.gz')).sort();
+    const names = readdirSync(out)
+      .filter((name) => name.endsWith('.tar.gz'))
+      .sort();
     const sums = execFileSync('sha256sum', names, { cwd: out, encoding: 'utf8' });
     writeFileSync(join(out, 'SHA256SUMS'), sums);
   } finally {

@@ -23,9 +23,7 @@ export interface Note {
 }
 
 /** The annotations file as main found it: its text, or why it could not be read. */
-export type AnnotationsFile =
-  | { readonly path: string; readonly text: string }
-  | { readonly path: string; readonly error: string };
+export type AnnotationsFile = { readonly path: string; readonly text: string } | { readonly path: string; readonly error: string };
 
 export interface DetectInputs {
   readonly options: Options;
@@ -68,7 +66,12 @@ export function detect(inputs: DetectInputs): Detection {
   const mode = resolveMode(options.sidecar, modeInputs(env, inputs.envoyAdmin, annotations, where));
   const sidecars: Sidecar[] = [];
   if (mode.mode === 'classic') {
-    sidecars.push({ kind: kindNamed('istio'), from: istioSource(options, env, inputs.envoyAdmin, annotations, where), ready: options.readyUrl, quit: options.quitUrls });
+    sidecars.push({
+      kind: kindNamed('istio'),
+      from: istioSource(options, env, inputs.envoyAdmin, annotations, where),
+      ready: options.readyUrl,
+      quit: options.quitUrls,
+    });
   }
   const status = env[STATUS_VARIABLE];
   let probe: URL | undefined;

@@ -25,7 +25,8 @@ export interface HttpSettings {
 
 export function createHttp(settings: HttpSettings = {}): Http {
   const lookup = boundedLookup(
-    async (hostname) => (await dnsLookup(hostname, { all: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
+    async (hostname) =>
+      (await dnsLookup(hostname, { all: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
     settings.lookupBoundMs ?? 1_000,
   );
   // Short keep-alive: readiness polls reuse one connection; nothing lingers once the wrapper is done.

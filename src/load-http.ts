@@ -9,8 +9,7 @@ export const HTTP_ASSET = 'http.cjs';
 export const HTTP_CACHE_ASSET = 'http.cjs.cache';
 
 /** Wraps CommonJS source as Node does, so one compiled function takes the module's arguments. */
-export const wrapCommonJs = (source: string): string =>
-  `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+export const wrapCommonJs = (source: string): string => `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
 
 export async function loadHttp(settings: HttpSettings = {}): Promise<Http> {
   const sea = await import('node:sea');
@@ -21,7 +20,7 @@ export async function loadHttp(settings: HttpSettings = {}): Promise<Http> {
     filename: `istio-job-run/${HTTP_ASSET}`,
     cachedData: Buffer.from(sea.getRawAsset(HTTP_CACHE_ASSET)),
   });
-  if (script.cachedDataRejected === true) process.emitWarning('the HTTP client\'s code cache was rejected; compiling it');
+  if (script.cachedDataRejected === true) process.emitWarning("the HTTP client's code cache was rejected; compiling it");
   const module = { exports: {} as { createHttp?: (settings: HttpSettings) => Http } };
   const run = script.runInThisContext() as (...args: unknown[]) => void;
   run(module.exports, builtinsOnly, module, HTTP_ASSET, '.');

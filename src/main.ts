@@ -143,9 +143,15 @@ async function announce(sys: System, options: Options, detection: Detection): Pr
   if (detection.sidecars.length > 0) log.info(describeSidecars(detection.sidecars));
   const needsHttp = detection.sidecars.length > 0 || detection.probe !== undefined;
   if (!needsHttp) return undefined;
-  const link = linkSidecars({ log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) }, detection.sidecars, options);
+  const link = linkSidecars(
+    { log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
+    detection.sidecars,
+    options,
+  );
   if (detection.probe !== undefined) await probeStatusPort(sys, options, detection.probe);
-  return detection.sidecars.length > 0 ? link : (link.close(), undefined);
+  if (detection.sidecars.length > 0) return link;
+  link.close();
+  return undefined;
 }
 
 /** The status says no sidecar: one quick connect to pilot-agent's port shows whether one is there anyway. */

@@ -37,11 +37,7 @@ export function renderHelp(version: string): string {
     'DURATION: 500ms, 30s, 2m, 1h or 1m30s; a bare number is seconds.',
     'Sidecar status: map the pod annotation sidecar.istio.io/status into',
     `${STATUS_VARIABLE} (downward API), or mount the pod's annotations.`,
-    ...wrap(
-      `scuttle's variables are read too, below the ones above: ${SCUTTLE_VARIABLES.join(', ')} ` +
-        '(docs/MIGRATING.md).',
-      78,
-    ),
+    ...wrap(`scuttle's variables are read too, below the ones above: ${SCUTTLE_VARIABLES.join(', ')} ` + '(docs/MIGRATING.md).', 78),
     '',
     'Exit codes:',
     "  the command's code   it exited",

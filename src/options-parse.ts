@@ -38,12 +38,7 @@ const INSTALL_USAGE = '--install: needs a directory (--install DIR)';
 
 /** Splits argv into the wrapper's options and the command, and merges flags, environment and defaults. */
 export function parseInvocation(argv: readonly string[], env: Env): Invocation {
-  const switches = [
-    ...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag),
-    'help',
-    'version',
-    'h',
-  ];
+  const switches = [...SPECS.filter(([, spec]) => spec.kind === 'switch').map(([, spec]) => spec.flag), 'help', 'version', 'h'];
   const valued = [...SPECS.filter(([, spec]) => spec.kind !== 'switch').map(([, spec]) => spec.flag), 'install'];
   const parsed = yargsParser.detailed([...argv], {
     string: valued,
@@ -81,8 +76,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
       if (value === false) errors.push(unknownOption(`--no-${key}`));
       else flags[key] = value;
     } else if (BY_FLAG.has(key)) flags[key] = value;
-    else if (negated !== undefined && switches.includes(negated) && negated !== 'h')
-      errors.push(takesNoValue(negated, argv));
+    else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated, argv));
     else errors.push(unknownOption(`${rawKey.length === 1 ? '-' : '--'}${rawKey}`));
   }
   if (flags['help'] === true) return { kind: 'help' };
@@ -192,9 +186,7 @@ function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | un
 
 /** The good entries of a list that had bad ones too; none kept: the value below holds. */
 const partial = (error: unknown, source: Source): Resolved | undefined =>
-  error instanceof PartialError && Array.isArray(error.partial) && error.partial.length > 0
-    ? { value: error.partial, source }
-    : undefined;
+  error instanceof PartialError && Array.isArray(error.partial) && error.partial.length > 0 ? { value: error.partial, source } : undefined;
 
 function parseFlag(spec: Spec<unknown>, flag: unknown): unknown {
   const values = Array.isArray(flag) ? flag : [flag];

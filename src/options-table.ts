@@ -247,7 +247,9 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
     defaultText: DEFAULT_ANNOTATIONS_FILE,
     parse: (raw) => {
       if (!raw.startsWith('/') || raw.length > 4_096) {
-        throw new Error(`${quote(raw.slice(0, 100))} is not an absolute path (a file of a downwardAPI volume, e.g. ${DEFAULT_ANNOTATIONS_FILE})`);
+        throw new Error(
+          `${quote(raw.slice(0, 100))} is not an absolute path (a file of a downwardAPI volume, e.g. ${DEFAULT_ANNOTATIONS_FILE})`,
+        );
       }
       return raw;
     },

@@ -157,7 +157,11 @@ function report(log: Logger, result: QuitResult): void {
 /** The hint that fits the last answer, from the kind's table; the answer is read as it is, never from text. */
 function hint({ kind, last, verdict }: QuitResult): string {
   const text =
-    verdict === 'rejected' && last.kind === 'response' ? kind.rejectHints?.[last.status] : verdict === 'gave-up' ? kind.gaveUpHint : undefined;
+    verdict === 'rejected' && last.kind === 'response'
+      ? kind.rejectHints?.[last.status]
+      : verdict === 'gave-up'
+        ? kind.gaveUpHint
+        : undefined;
   return text === undefined ? '' : `; ${text}`;
 }
 

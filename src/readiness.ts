@@ -31,8 +31,7 @@ export interface ReadinessParams {
 }
 
 /** True for the statuses that mean ready: Istio keeps answering 200 once it is. */
-export const isReady = (attempt: Attempt): boolean =>
-  attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
+export const isReady = (attempt: Attempt): boolean => attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
 
 export async function waitUntilReady(params: ReadinessParams): Promise<Readiness> {
   const { url, timeoutMs, intervalMs, requestTimeoutMs, http, clock, cancel, onAttempt } = params;
@@ -62,4 +61,3 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
     await clock.sleep(next - clock.now(), cancel);
   }
 }
-

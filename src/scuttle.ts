@@ -121,15 +121,22 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
     else if (winner !== undefined) inert(variable, `overridden by ${winner}`);
     else {
       winner = variable;
-      sets(variable, { readyTimeout: ms, startWithoutProxy: runAnyway },
-        `--ready-timeout ${formatDuration(ms)}`, runAnyway ? '--start-without-proxy' : '--no-start-without-proxy');
+      sets(
+        variable,
+        { readyTimeout: ms, startWithoutProxy: runAnyway },
+        `--ready-timeout ${formatDuration(ms)}`,
+        runAnyway ? '--start-without-proxy' : '--no-start-without-proxy',
+      );
     }
   }
 
   if (generic !== undefined) {
     const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map((url) => url.href).join(', ')})` : '';
-    sets('GENERIC_QUIT_ENDPOINTS', { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
-      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`);
+    sets(
+      'GENERIC_QUIT_ENDPOINTS',
+      { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
+      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`,
+    );
   }
   if (logging === false) sets('SCUTTLE_LOGGING', { logLevel: 'warn' }, '--log-level warn');
   if (quitRequestTimeout !== undefined) {
@@ -144,7 +151,10 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
  * The one info line: each variable with the flags it stands for, or why it does nothing. `overriddenBy` names
  * the flag or ISTIO_JOB_RUN_* variable that set an option instead, or undefined when the scuttle value holds.
  */
-export function describeScuttle(effects: readonly Effect[], overriddenBy: (option: keyof Options) => string | undefined): string | undefined {
+export function describeScuttle(
+  effects: readonly Effect[],
+  overriddenBy: (option: keyof Options) => string | undefined,
+): string | undefined {
   if (effects.length === 0) return undefined;
   const items = effects.map((effect) => {
     if (effect.kind === 'inert') return `${effect.variable} (${effect.why})`;
@@ -179,13 +189,15 @@ function bool(raw: string): boolean {
 const duration = (min: number) => durationAtLeast(min, { go: true });
 
 /** A URL that a path is appended to, as scuttle did (`<value>/ready`): no query or fragment to append after. */
-const baseUrl = (example: string) => (raw: string): URL => {
-  const url = httpUrl(raw, example);
-  if (url.search !== '' || url.hash !== '') {
-    throw new Error(`${quote(redact(raw))} has a query or fragment; a path is appended to it (example: ${example})`);
-  }
-  return url;
-};
+const baseUrl =
+  (example: string) =>
+  (raw: string): URL => {
+    const url = httpUrl(raw, example);
+    if (url.search !== '' || url.hash !== '') {
+      throw new Error(`${quote(redact(raw))} has a query or fragment; a path is appended to it (example: ${example})`);
+    }
+    return url;
+  };
 
 /** `http://127.0.0.1:15000` or `http://127.0.0.1:15000/` + `ready` -> `http://127.0.0.1:15000/ready`. */
 function append(base: URL, path: string): URL {

@@ -46,7 +46,8 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
   const quitTargets = sidecars.flatMap((sidecar) => sidecar.quit.map((url) => ({ url, kind: kindFor(sidecar, url) })));
   for (const { url, kind } of quitTargets) {
     if (!isLoopback(url)) {
-      const who = kind === GENERIC_KIND || kind.name === 'istio' ? 'pilot-agent, like most sidecars,' : `${kind.label}, like most sidecars,`;
+      const who =
+        kind === GENERIC_KIND || kind.name === 'istio' ? 'pilot-agent, like most sidecars,' : `${kind.label}, like most sidecars,`;
       log.warn(`quit URL ${url.href} is not a loopback address: ${who} accepts a quit only from localhost`);
     }
   }

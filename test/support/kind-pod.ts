@@ -43,7 +43,10 @@ const fill = (text: string): string => text.replaceAll('ANNOTATIONS', file);
 const istio = spec.istio === true ? await Sidecar.start({ agentPort: 15020, envoyPort: 15021 }) : undefined;
 const standIns = await Promise.all(spec.standIns.map((options) => KindStandIn.start(options)));
 const env = Object.fromEntries(Object.entries(spec.env).map(([key, value]) => [key, fill(value)]));
-const job = spawn(spec.args[0] ?? 'false', spec.args.slice(1).map(fill), { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+const job = spawn(spec.args[0] ?? 'false', spec.args.slice(1).map(fill), {
+  env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
+  stdio: ['pipe', 'pipe', 'pipe'],
+});
 if (spec.crashOnJobLine === undefined) job.stdin?.end();
 let stdout = '';
 let stderr = '';

@@ -19,8 +19,10 @@ export function podsUnavailable(): string | undefined {
 
 /** Runs one pod to completion (or to its hang bound), with a hard timeout beyond that. */
 export async function simulatePod(spec: PodSpec): Promise<PodResult> {
-  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod.ts'), JSON.stringify(spec)],
-    { timeoutMs: spec.hangAfterMs + 20_000, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod.ts'), JSON.stringify(spec)], {
+    timeoutMs: spec.hangAfterMs + 20_000,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+  });
   running.process.stdin?.end();
   const finished = await running.finished;
   if (finished.code !== 0) throw new Error(`the pod simulator failed (${finished.code}): ${finished.stderr}`);

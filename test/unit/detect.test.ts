@@ -33,13 +33,21 @@ describe('unquote: Go strconv.Quote as kubelet writes annotation values', () => 
 
   test('a file: one annotation a line, bad lines named by number', () => {
     const parsed = parseAnnotations('a.io/x="1"\nb.io/y="two=2"\n\nnonsense\n=""\n');
-    assert.deepEqual([...parsed.values], [['a.io/x', '1'], ['b.io/y', 'two=2']]);
+    assert.deepEqual(
+      [...parsed.values],
+      [
+        ['a.io/x', '1'],
+        ['b.io/y', 'two=2'],
+      ],
+    );
     assert.deepEqual(parsed.errors, ['line 4: not key="value"', 'line 5: not key="value"']);
   });
 });
 
 const file = (entries: Record<string, string>): string =>
-  Object.entries(entries).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join('\n');
+  Object.entries(entries)
+    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
+    .join('\n');
 const found = (entries: Record<string, string>, options: Partial<Options> = {}, env: Record<string, string> = {}) =>
   detect({ options: { ...DEFAULTS, ...options }, env, envoyAdmin: false, annotations: { path: '/p/a', text: file(entries) } });
 const urls = (detection: ReturnType<typeof found>) =>
@@ -48,20 +56,70 @@ const urls = (detection: ReturnType<typeof found>) =>
 describe('detect', () => {
   const rows: [name: string, entries: Record<string, string>, sidecars: (string | null)[][]][] = [
     ['nothing', {}, []],
-    ['Linkerd with shutdown', { 'linkerd.io/proxy-version': 'v', 'config.linkerd.io/proxy-admin-shutdown': 'enabled' },
-      [['linkerd', 'http://127.0.0.1:4191/ready', 'http://127.0.0.1:4191/shutdown']]],
-    ['Linkerd native wins', { 'linkerd.io/proxy-version': 'v', 'config.linkerd.io/proxy-admin-shutdown': 'enabled', 'config.linkerd.io/proxy-enable-native-sidecar': 'true' }, []],
-    ['Linkerd native "false" is classic', { 'linkerd.io/proxy-version': 'v', 'config.linkerd.io/proxy-admin-shutdown': 'enabled', 'config.beta.linkerd.io/proxy-enable-native-sidecar': 'false' },
-      [['linkerd', 'http://127.0.0.1:4191/ready', 'http://127.0.0.1:4191/shutdown']]],
-    ['Vault with quit, custom port', { 'vault.hashicorp.com/agent-inject-status': 'injected', 'vault.hashicorp.com/agent-enable-quit': 'true', 'vault.hashicorp.com/agent-cache-listener-port': '8300' },
-      [['vault-agent', null, 'http://127.0.0.1:8300/agent/v1/quit']]],
-    ['Vault pre-populate only', { 'vault.hashicorp.com/agent-inject-status': 'injected', 'vault.hashicorp.com/agent-enable-quit': 'true', 'vault.hashicorp.com/agent-pre-populate-only': 'true' }, []],
-    ['Dapr', { 'dapr.io/enabled': 'true' }, [['dapr', 'http://127.0.0.1:3500/v1.0/healthz/outbound', 'http://127.0.0.1:3500/v1.0/shutdown']]],
-    ['Consul with custom paths', { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path': '/stop' },
-      [['consul-dataplane', 'http://127.0.0.1:20600/graceful_startup', 'http://127.0.0.1:20600/stop']]],
-    ['Consul lifecycle off', { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'false' }, []],
-    ['Istio classic from the annotation', { 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' },
-      [['istio', 'http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit']]],
+    [
+      'Linkerd with shutdown',
+      { 'linkerd.io/proxy-version': 'v', 'config.linkerd.io/proxy-admin-shutdown': 'enabled' },
+      [['linkerd', 'http://127.0.0.1:4191/ready', 'http://127.0.0.1:4191/shutdown']],
+    ],
+    [
+      'Linkerd native wins',
+      {
+        'linkerd.io/proxy-version': 'v',
+        'config.linkerd.io/proxy-admin-shutdown': 'enabled',
+        'config.linkerd.io/proxy-enable-native-sidecar': 'true',
+      },
+      [],
+    ],
+    [
+      'Linkerd native "false" is classic',
+      {
+        'linkerd.io/proxy-version': 'v',
+        'config.linkerd.io/proxy-admin-shutdown': 'enabled',
+        'config.beta.linkerd.io/proxy-enable-native-sidecar': 'false',
+      },
+      [['linkerd', 'http://127.0.0.1:4191/ready', 'http://127.0.0.1:4191/shutdown']],
+    ],
+    [
+      'Vault with quit, custom port',
+      {
+        'vault.hashicorp.com/agent-inject-status': 'injected',
+        'vault.hashicorp.com/agent-enable-quit': 'true',
+        'vault.hashicorp.com/agent-cache-listener-port': '8300',
+      },
+      [['vault-agent', null, 'http://127.0.0.1:8300/agent/v1/quit']],
+    ],
+    [
+      'Vault pre-populate only',
+      {
+        'vault.hashicorp.com/agent-inject-status': 'injected',
+        'vault.hashicorp.com/agent-enable-quit': 'true',
+        'vault.hashicorp.com/agent-pre-populate-only': 'true',
+      },
+      [],
+    ],
+    [
+      'Dapr',
+      { 'dapr.io/enabled': 'true' },
+      [['dapr', 'http://127.0.0.1:3500/v1.0/healthz/outbound', 'http://127.0.0.1:3500/v1.0/shutdown']],
+    ],
+    [
+      'Consul with custom paths',
+      {
+        'consul.hashicorp.com/connect-inject-status': 'injected',
+        'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path': '/stop',
+      },
+      [['consul-dataplane', 'http://127.0.0.1:20600/graceful_startup', 'http://127.0.0.1:20600/stop']],
+    ],
+    [
+      'Consul lifecycle off',
+      { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'false' },
+      [],
+    ],
+    [
+      'Istio classic from the annotation',
+      { 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' },
+      [['istio', 'http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit']],
+    ],
     ['Istio native from the annotation', { 'sidecar.istio.io/status': '{"initContainers":["istio-proxy"]}' }, []],
   ];
   for (const [name, entries, sidecars] of rows) {
@@ -69,7 +127,11 @@ describe('detect', () => {
   }
 
   test('the status variable wins over the annotation', () => {
-    const detection = found({ 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' }, {}, { ISTIO_JOB_RUN_SIDECAR_STATUS: '{"initContainers":["istio-proxy"]}' });
+    const detection = found(
+      { 'sidecar.istio.io/status': '{"containers":["istio-proxy"]}' },
+      {},
+      { ISTIO_JOB_RUN_SIDECAR_STATUS: '{"initContainers":["istio-proxy"]}' },
+    );
     assert.equal(detection.mode.mode, 'native');
   });
 
@@ -163,7 +225,9 @@ describe('issue 9: name lookups', () => {
       return never;
     }, 20);
     const ask = (host: string) =>
-      new Promise<string>((resolve) => lookup(host, {}, (error, address) => resolve(error === null ? String(address) : String(error.code))));
+      new Promise<string>((resolve) =>
+        lookup(host, {}, (error, address) => resolve(error === null ? String(address) : String(error.code))),
+      );
     const answers = await Promise.all([ask('black.hole'), ask('black.hole'), ask('black.hole'), ask('localhost')]);
     assert.deepEqual(answers, ['EAI_AGAIN', 'EAI_AGAIN', 'EAI_AGAIN', '127.0.0.1']);
     assert.deepEqual(calls, ['black.hole']);

@@ -61,7 +61,16 @@ describe('judge', () => {
 
 describe('backoffMs', () => {
   const rows: [retry: number, ms: number][] = [
-    [0, 20], [1, 20], [2, 40], [3, 80], [4, 160], [5, 320], [6, 640], [7, 1_000], [8, 1_000], [60, 1_000],
+    [0, 20],
+    [1, 20],
+    [2, 40],
+    [3, 80],
+    [4, 160],
+    [5, 320],
+    [6, 640],
+    [7, 1_000],
+    [8, 1_000],
+    [60, 1_000],
   ];
   for (const [retry, ms] of rows) {
     test(`retry ${retry} waits ${ms}ms`, () => {
@@ -120,10 +129,14 @@ describe('quitProxy', () => {
   test('the first 200 is acknowledged after one POST', async () => {
     const run = await quit({ [QUIT]: [response(200)] });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'acknowledged', attempts: 1 }]);
-    assert.deepEqual(run.http.calls.map(({ method, url, timeoutMs }) => ({ method, url, timeoutMs })), [
-      { method: 'POST', url: QUIT, timeoutMs: 1_000 },
-    ]);
-    assert.match(run.log.at('info').join('\n'), /proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:15020\/quitquitquit: 1 attempt, 0ms\)/);
+    assert.deepEqual(
+      run.http.calls.map(({ method, url, timeoutMs }) => ({ method, url, timeoutMs })),
+      [{ method: 'POST', url: QUIT, timeoutMs: 1_000 }],
+    );
+    assert.match(
+      run.log.at('info').join('\n'),
+      /proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:15020\/quitquitquit: 1 attempt, 0ms\)/,
+    );
   });
 
   test('503, 503, 200: three attempts, with 20ms then 40ms between them', async () => {
@@ -191,11 +204,14 @@ describe('quitProxy', () => {
 
   test('each attempt gets the request timeout, cut to what is left of the quit timeout', async () => {
     const run = await quit({ [QUIT]: [hangs] }, { timeoutMs: 2_500, requestTimeoutMs: 1_000 });
-    assert.deepEqual(run.http.calls.map(({ at, timeoutMs }) => ({ at, timeoutMs })), [
-      { at: 0, timeoutMs: 1_000 },
-      { at: 1_020, timeoutMs: 1_000 },
-      { at: 2_060, timeoutMs: 440 },
-    ]);
+    assert.deepEqual(
+      run.http.calls.map(({ at, timeoutMs }) => ({ at, timeoutMs })),
+      [
+        { at: 0, timeoutMs: 1_000 },
+        { at: 1_020, timeoutMs: 1_000 },
+        { at: 2_060, timeoutMs: 440 },
+      ],
+    );
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 3 }]);
     assert.equal(shown(run.results[0]?.last), 'timed out');
   });

@@ -63,14 +63,20 @@ describe('signal sets', () => {
     assert.deepEqual(subset(FROM_TERMINAL, FORWARDED), []);
   });
   test('forwarded and not forwarded are disjoint', () => {
-    assert.deepEqual(FORWARDED.filter((s) => s in NOT_FORWARDED), []);
+    assert.deepEqual(
+      FORWARDED.filter((s) => s in NOT_FORWARDED),
+      [],
+    );
   });
   test('FORWARDED has no duplicates', () => {
     assert.equal(new Set(FORWARDED).size, FORWARDED.length);
   });
   test('not forwarded: the wrapper-only and uncatchable signals', () => {
     const required = ['SIGCHLD', 'SIGURG', 'SIGPIPE', 'SIGKILL', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGSEGV'];
-    assert.deepEqual(required.filter((s) => !(s in NOT_FORWARDED)), []);
+    assert.deepEqual(
+      required.filter((s) => !(s in NOT_FORWARDED)),
+      [],
+    );
   });
   test('every signal on this platform has a decision: forwarded, or not with a reason', () => {
     const all = Object.keys(constants.signals).filter((s) => !s.startsWith('SIGRT'));
@@ -83,7 +89,10 @@ describe('signal sets', () => {
   });
   test('every listed signal exists on this platform', () => {
     const known = Object.keys(constants.signals);
-    assert.deepEqual([...FORWARDED, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)), []);
+    assert.deepEqual(
+      [...FORWARDED, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)),
+      [],
+    );
   });
 });
 
@@ -109,8 +118,13 @@ function router({ terminal = false } = {}) {
 describe('createSignalRouter', () => {
   describe('before the command starts', () => {
     const rows: [signal: NodeJS.Signals, aborts: boolean][] = [
-      ['SIGTERM', true], ['SIGINT', true], ['SIGHUP', true], ['SIGQUIT', true],
-      ['SIGUSR1', false], ['SIGWINCH', false], ['SIGALRM', false],
+      ['SIGTERM', true],
+      ['SIGINT', true],
+      ['SIGHUP', true],
+      ['SIGQUIT', true],
+      ['SIGUSR1', false],
+      ['SIGWINCH', false],
+      ['SIGALRM', false],
     ];
     for (const [signal, aborts] of rows) {
       test(`${signal} ${aborts ? 'aborts the wait, with the signal as reason' : 'does not abort the wait'}`, () => {
@@ -192,9 +206,15 @@ describe('createSignalRouter', () => {
 
   test('listens to every forwarded signal once, and dispose removes every listener', () => {
     const { source, signals } = router();
-    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 1));
+    assert.deepEqual(
+      FORWARDED.map((s) => source.listenerCount(s)),
+      FORWARDED.map(() => 1),
+    );
     signals.dispose();
-    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 0));
+    assert.deepEqual(
+      FORWARDED.map((s) => source.listenerCount(s)),
+      FORWARDED.map(() => 0),
+    );
     assert.deepEqual(source.eventNames(), []);
   });
 
