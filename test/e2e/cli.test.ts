@@ -265,3 +265,30 @@ describe('modes without HTTP', () => {
     });
   }
 });
+
+describe('issue 9: usage errors that must not leak or quit', () => {
+  test('--install without a directory: exit 125 at once, naming --install and a directory, and no HTTP at all', async () => {
+    const sidecar = await Sidecar.start({});
+    try {
+      const env = cleanEnv({
+        KUBERNETES_SERVICE_HOST: '10.0.0.1',
+        ISTIO_JOB_RUN_SIDECAR: 'classic',
+        ISTIO_JOB_RUN_QUIT_URL: sidecar.quitUrl,
+        ISTIO_JOB_RUN_READY_URL: sidecar.readyUrl,
+      });
+      const result = await run(['--install'], { env });
+      assert.equal(result.code, 125);
+      assert.match(result.stderr, /--install: needs a directory \(--install DIR\)/);
+      assert.equal(sidecar.requests.length, 0);
+    } finally {
+      await sidecar.close();
+    }
+  });
+
+  test('credentials in a quit URL: refused, never printed', async () => {
+    const result = await run(['--sidecar', 'none', '--quit-url', 'http://user:hunter2@127.0.0.1:15020/quitquitquit', 'true']);
+    assert.equal(result.code, 125);
+    assert.match(result.stderr, /--quit-url: "http:\/\/\*\*\*@127\.0\.0\.1:15020\/quitquitquit" has credentials in it/);
+    assert.doesNotMatch(result.stderr, /hunter2/);
+  });
+});
