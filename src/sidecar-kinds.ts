@@ -41,6 +41,17 @@ export interface SidecarKind {
 const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
   attempt.kind === 'response' && attempt.status === status && says.test(attempt.body);
 
+/** Google's Cloud SQL and AlloyDB Auth Proxies share their health and admin servers. */
+const AUTH_PROXY = {
+  listeners: [
+    { name: 'http', port: 9090 },
+    { name: 'admin', port: 9091 },
+  ],
+  ready: { listener: 0, path: '/startup' },
+  quit: { listener: 1, path: '/quitquitquit' },
+  enableQuit: 'the proxy flag --quitquitquit',
+} as const;
+
 export const SIDECAR_KINDS = [
   {
     name: 'istio',
@@ -77,13 +88,7 @@ export const SIDECAR_KINDS = [
   {
     name: 'cloud-sql-proxy',
     label: 'cloud-sql-proxy',
-    listeners: [
-      { name: 'http', port: 9090 },
-      { name: 'admin', port: 9091 },
-    ],
-    ready: { listener: 0, path: '/startup' },
-    quit: { listener: 1, path: '/quitquitquit' },
-    enableQuit: 'the proxy flag --quitquitquit',
+    ...AUTH_PROXY,
     readyHint: 'the Cloud SQL proxy answers /startup only with --health-check',
     gaveUpHint: 'the Cloud SQL proxy listens for /quitquitquit only with --quitquitquit',
     forJobs:
@@ -92,13 +97,7 @@ export const SIDECAR_KINDS = [
   {
     name: 'alloydb-auth-proxy',
     label: 'alloydb-auth-proxy',
-    listeners: [
-      { name: 'http', port: 9090 },
-      { name: 'admin', port: 9091 },
-    ],
-    ready: { listener: 0, path: '/startup' },
-    quit: { listener: 1, path: '/quitquitquit' },
-    enableQuit: 'the proxy flag --quitquitquit',
+    ...AUTH_PROXY,
     readyHint: 'the AlloyDB proxy answers /startup only with --health-check',
     gaveUpHint: 'the AlloyDB proxy listens for /quitquitquit only with --quitquitquit',
     forJobs: 'native sidecar, else `--quitquitquit` (and `--health-check`) and POST /quitquitquit',
