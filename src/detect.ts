@@ -137,7 +137,7 @@ const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'co
   (prefix) => `${prefix}/proxy-enable-native-sidecar`,
 );
 
-/** The rules per sidecar kind, each from how its injector marks a pod (docs/SIDECARS.md). */
+/** The rules per sidecar kind, each from how its injector marks a pod (the README's Sidecars section). */
 function fromAnnotations(values: ReadonlyMap<string, string>, where: string): Found[] {
   const found: Found[] = [];
   const is = (key: string, value: string): boolean => values.get(key)?.trim().toLowerCase() === value;
