@@ -1,6 +1,6 @@
 // The classic sidecars the wrapper knows, one row each, Istio first: where each answers readiness, where it is
 // told to stop, how an answer says "stopping is not enabled", and how its own project wants it set up for a
-// Job. Facts from each project's source (the README's Sidecars section names them); nothing else repeats them.
+// Job. Facts from each project's source (the README's Sidecars section names the projects); nothing else repeats them.
 
 import type { Attempt } from './attempt.ts';
 

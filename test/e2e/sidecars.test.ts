@@ -14,7 +14,7 @@ const job = (...args: string[]): string[] => [WRAPPER, '--quit-timeout', '5s', .
 const pod = (spec: Partial<KindPodSpec> & Pick<KindPodSpec, 'args'>): Promise<Awaited<ReturnType<typeof simulateKindPod>>> =>
   simulateKindPod({ standIns: [], env: POD, ...spec });
 
-/** What each kind is waited on and stopped with, by its project (docs/SIDECARS.md). */
+/** What each kind is waited on and stopped with, by its project (the README's Sidecars section). */
 const KINDS: [kind: StandInKind, ready: string | undefined, stop: string, stopStatus: number][] = [
   ['linkerd', '/ready', '/shutdown', 200],
   ['cloud-sql-proxy', '/startup', '/quitquitquit', 200],
