@@ -22,9 +22,24 @@ import { measureStartup } from './bench/startup.ts';
 import { measureStdout } from './bench/stdout.ts';
 import { verdicts as judgeAll } from './bench/targets.ts';
 import {
-  DIST_BUNDLE, DIST_WRAPPER, DEFAULT_OUT, DEFAULT_RUNS, GZIP_LEVEL, MEMORY_SAMPLE_INTERVAL_MS, MEMORY_SAMPLES, MIN_SLOW_RUNS, PILOT_AGENT_WAIT,
-  QUICK_GZIP_LEVEL, QUICK_RUNS, QUICK_STDOUT_BYTES, READY_DELAY_SPAN_MS, SLOW_PART_DIVISOR, STARTUP_WARMUP_ROUNDS, STDOUT_BYTES,
-  TARGETS, type Runs,
+  DIST_BUNDLE,
+  DIST_WRAPPER,
+  DEFAULT_OUT,
+  DEFAULT_RUNS,
+  GZIP_LEVEL,
+  MEMORY_SAMPLE_INTERVAL_MS,
+  MEMORY_SAMPLES,
+  MIN_SLOW_RUNS,
+  PILOT_AGENT_WAIT,
+  QUICK_GZIP_LEVEL,
+  QUICK_RUNS,
+  QUICK_STDOUT_BYTES,
+  READY_DELAY_SPAN_MS,
+  SLOW_PART_DIVISOR,
+  STARTUP_WARMUP_ROUNDS,
+  STDOUT_BYTES,
+  TARGETS,
+  type Runs,
 } from './bench/settings.ts';
 
 interface Config {
@@ -38,7 +53,10 @@ interface Config {
 
 /** The command line, checked. */
 function configure(argv: readonly string[]): Config {
-  const { values } = parseArgs({ args: [...argv], options: { runs: { type: 'string' }, quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { runs: { type: 'string' }, quick: { type: 'boolean', default: false }, out: { type: 'string' } },
+  });
   const quick = values.quick === true;
   let runs = quick ? QUICK_RUNS : DEFAULT_RUNS;
   if (values.runs !== undefined) {
@@ -101,7 +119,11 @@ function chartPanels(raw: Raw, figures: Figures): ChartPanel[] {
       title: 'Proxy ready → command start',
       rows: [
         { label: 'istio-job-run', color: '#1f6fb4', values: wrapperDetection },
-        { label: `pilot-agent wait schedule (${PILOT_AGENT_WAIT.periodMs} ms)`, color: '#e67e22', values: latency('pilot-agent', 'detectionMs') },
+        {
+          label: `pilot-agent wait schedule (${PILOT_AGENT_WAIT.periodMs} ms)`,
+          color: '#e67e22',
+          values: latency('pilot-agent', 'detectionMs'),
+        },
       ],
       targets: [
         { value: TARGETS.readyMedianMs, label: `median ≤ ${TARGETS.readyMedianMs} ms` },
@@ -124,14 +146,41 @@ function write(config: Config, machine: Machine, raw: Raw, durationSeconds: numb
   const figures = figuresOf(raw);
   const verdicts = judgeAll(figures, config.gzipLevel);
   const settings = {
-    runs: config.runs, stdoutBytes: config.stdoutBytes, gzipLevel: config.gzipLevel, startupWarmupRounds: STARTUP_WARMUP_ROUNDS,
-    readyDelaySpanMs: READY_DELAY_SPAN_MS, pilotAgentWait: PILOT_AGENT_WAIT, memorySamples: MEMORY_SAMPLES,
-    memorySampleIntervalMs: MEMORY_SAMPLE_INTERVAL_MS, targets: TARGETS,
+    runs: config.runs,
+    stdoutBytes: config.stdoutBytes,
+    gzipLevel: config.gzipLevel,
+    startupWarmupRounds: STARTUP_WARMUP_ROUNDS,
+    readyDelaySpanMs: READY_DELAY_SPAN_MS,
+    pilotAgentWait: PILOT_AGENT_WAIT,
+    memorySamples: MEMORY_SAMPLES,
+    memorySampleIntervalMs: MEMORY_SAMPLE_INTERVAL_MS,
+    targets: TARGETS,
   };
-  const json = { generatedBy: 'scripts/bench.ts', command: config.command, quick: config.quick, durationSeconds, distChanged, settings, machine, figures, verdicts, samples: raw };
+  const json = {
+    generatedBy: 'scripts/bench.ts',
+    command: config.command,
+    quick: config.quick,
+    durationSeconds,
+    distChanged,
+    settings,
+    machine,
+    figures,
+    verdicts,
+    samples: raw,
+  };
   const markdown = renderMarkdown({
-    machine, figures, verdicts, runs: config.runs, quick: config.quick, stdoutBytes: config.stdoutBytes, gzipLevel: config.gzipLevel,
-    sha256: raw.size.executable.sha256, bundleFiles: raw.size.bundle.files, durationSeconds, command: config.command, distChanged,
+    machine,
+    figures,
+    verdicts,
+    runs: config.runs,
+    quick: config.quick,
+    stdoutBytes: config.stdoutBytes,
+    gzipLevel: config.gzipLevel,
+    sha256: raw.size.executable.sha256,
+    bundleFiles: raw.size.bundle.files,
+    durationSeconds,
+    command: config.command,
+    distChanged,
   });
   const title = `istio-job-run: latency distributions (${machine.date.slice(0, 10)}, ${machine.cpus} CPUs${config.quick ? ', smoke run' : ''})`;
   const subtitle = 'each dot is one run · box: p25–p75 · thick tick: median · thin line: min–max · dashed red: the targets of issue 5';

@@ -4,7 +4,18 @@
 // scripts/release.ts reuses these steps for every architecture.
 
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import { HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/load-http.ts';
@@ -12,8 +23,16 @@ import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
 import {
-  debianComponent, linkedComponents, nodeComponent, npmComponent, npmPackageDirs, ours, OURS_REF, uniqueComponents,
-  type BundleFile, type Component,
+  debianComponent,
+  linkedComponents,
+  nodeComponent,
+  npmComponent,
+  npmPackageDirs,
+  ours,
+  OURS_REF,
+  uniqueComponents,
+  type BundleFile,
+  type Component,
 } from './provenance.ts';
 
 export const dist = join(root, 'dist');
@@ -39,14 +58,15 @@ export function target(arch: Arch): Target {
 }
 
 const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
-const libDirs = (t: Target): string[] =>
-  t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`];
+const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
 /** The main script without the HTTP client: src/load-http.ts loads that from an asset, in classic mode only. */
 const httpApart: esbuild.Plugin = {
   name: 'http-apart',
   setup(build) {
-    build.onResolve({ filter: /\/http\.ts$/ }, (args) => (args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined));
+    build.onResolve({ filter: /\/http\.ts$/ }, (args) =>
+      args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
+    );
   },
 };
 
@@ -63,10 +83,7 @@ export interface Scripts {
 export async function bundleJs(dir: string): Promise<Scripts> {
   const main = join(dir, 'istio-job-run.cjs');
   const http = join(dir, HTTP_ASSET);
-  const inputs = [
-    ...await esbuildCommonJs('src/index.ts', main, [httpApart]),
-    ...await esbuildCommonJs('src/http.ts', http, []),
-  ];
+  const inputs = [...(await esbuildCommonJs('src/index.ts', main, [httpApart])), ...(await esbuildCommonJs('src/http.ts', http, []))];
   return { main, http, inputs: [...new Set(inputs)].sort() };
 }
 
@@ -115,7 +132,9 @@ function httpCodeCache(t: Target, httpJs: string, work: string): string {
     return cache;
   }
   // The pinned Node is the executable's own V8; --predictable makes the cache's bytes the same every time.
-  execFileSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), httpJs, cache], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), httpJs, cache], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return cache;
 }
 
@@ -128,22 +147,25 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
   const config = join(work, `sea-${t.arch}.json`);
   // Paths relative to WORK (node runs there): the blob holds no clone's path.
   const inWork = (path: string): string => relative(work, path);
-  writeFileSync(config, JSON.stringify({
-    main: inWork(scripts.main),
-    assets: { [HTTP_ASSET]: inWork(scripts.http), [HTTP_CACHE_ASSET]: inWork(httpCodeCache(t, scripts.http, work)) },
-    output: inWork(output),
-    executable: inWork(node),
-    disableExperimentalSEAWarning: true,
-    useCodeCache: t.native,
-    useSnapshot: false,
-    // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
-    // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
-    // One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
-    // pod's pids limit.
-    execArgv: ['--disable-sigusr1', '--v8-pool-size=1'],
-    // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
-    execArgvExtension: 'none',
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: inWork(scripts.main),
+      assets: { [HTTP_ASSET]: inWork(scripts.http), [HTTP_CACHE_ASSET]: inWork(httpCodeCache(t, scripts.http, work)) },
+      output: inWork(output),
+      executable: inWork(node),
+      disableExperimentalSEAWarning: true,
+      useCodeCache: t.native,
+      useSnapshot: false,
+      // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
+      // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
+      // One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
+      // pod's pids limit.
+      execArgv: ['--disable-sigusr1', '--v8-pool-size=1'],
+      // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
+      execArgvExtension: 'none',
+    }),
+  );
   execFileSync(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(node);
 }
@@ -183,8 +205,11 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
   const debian = libraries.map(({ name, path }) => ({ name, component: debianComponent(path) }));
   const files: BundleFile[] = [
     { path: PROGRAM, madeOf: [OURS_REF, ...launcher.map((c) => c.ref)], sources: [LAUNCHER_SOURCE] },
-    { path: `${LIB}/${PROGRAM}`, madeOf: [OURS_REF, node.ref, ...npm.map((c) => c.ref)],
-      sources: scripts.inputs.filter((input) => !input.includes('node_modules/')) },
+    {
+      path: `${LIB}/${PROGRAM}`,
+      madeOf: [OURS_REF, node.ref, ...npm.map((c) => c.ref)],
+      sources: scripts.inputs.filter((input) => !input.includes('node_modules/')),
+    },
     ...debian.map(({ name, component }) => ({ path: `${LIB}/${name}`, madeOf: [component.ref], sources: [] })),
     { path: `${LIB}/${NOTICES}`, madeOf: [], sources: [] },
   ].sort((a, b) => a.path.localeCompare(b.path));
@@ -203,7 +228,9 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 function buildLauncher(t: Target, output: string, work: string): Component[] {
   const object = join(work, `launcher-${t.arch}.o`);
   try {
-    execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], { stdio: 'inherit' });
+    execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], {
+      stdio: 'inherit',
+    });
     const traced = execFileSync(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object], { encoding: 'utf8' });
     return linkedComponents(traced, (path) => path === object);
   } finally {
@@ -231,8 +258,10 @@ function findLibrary(t: Target, name: string): string {
     const path = join(dir, name);
     if (existsSync(path)) return realpathSync(path);
   }
-  throw new Error(`${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
-    (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`));
+  throw new Error(
+    `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
+      (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`),
+  );
 }
 
 async function build(): Promise<void> {

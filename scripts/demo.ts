@@ -30,18 +30,28 @@ async function scene(title: string, options: SidecarOptions & { readyInMs?: numb
   const [code] = (await once(job, 'exit')) as [number];
   clearTimeout(readyTimer);
   const ready = sidecar.readyRequests;
-  say(`exit code ${code}; the proxy saw ${ready.length} readiness checks (${ready.filter((r) => r.status !== 200).length} not ready), ` +
-    `quits answered ${sidecar.quitRequests.map((r) => r.status).join(', ') || 'none'}; proxy ${sidecar.exited ? 'exited' : 'still running'}`);
+  say(
+    `exit code ${code}; the proxy saw ${ready.length} readiness checks (${ready.filter((r) => r.status !== 200).length} not ready), ` +
+      `quits answered ${sidecar.quitRequests.map((r) => r.status).join(', ') || 'none'}; proxy ${sidecar.exited ? 'exited' : 'still running'}`,
+  );
   await sidecar.close();
 }
 
 await ensureBuilt();
-await scene('a job that succeeds: the proxy gets ready after 1.5s, the job runs, the proxy is told to quit',
-  { readyInMs: 1_500 }, ['sh', '-c', 'echo "job: talking to the mesh"; sleep 0.5; echo "job: done"']);
-await scene('a job that fails with code 3, and a proxy that answers 503 twice before accepting the quit',
-  { quitScript: [503, 503] }, ['sh', '-c', 'echo "job: something went wrong" >&2; exit 3']);
-await scene('a typo in the job command: exit 127, and the proxy is still told to quit',
-  {}, ['pyhton3', 'job.py']);
-await scene('an old Istio (1.4-1.25) drains for 5s after the quit: the wrapper does not wait for that',
-  { exit: 'drain', drainMs: 5_000 }, ['sh', '-c', 'echo "job: done"']);
+await scene('a job that succeeds: the proxy gets ready after 1.5s, the job runs, the proxy is told to quit', { readyInMs: 1_500 }, [
+  'sh',
+  '-c',
+  'echo "job: talking to the mesh"; sleep 0.5; echo "job: done"',
+]);
+await scene('a job that fails with code 3, and a proxy that answers 503 twice before accepting the quit', { quitScript: [503, 503] }, [
+  'sh',
+  '-c',
+  'echo "job: something went wrong" >&2; exit 3',
+]);
+await scene('a typo in the job command: exit 127, and the proxy is still told to quit', {}, ['pyhton3', 'job.py']);
+await scene('an old Istio (1.4-1.25) drains for 5s after the quit: the wrapper does not wait for that', { exit: 'drain', drainMs: 5_000 }, [
+  'sh',
+  '-c',
+  'echo "job: done"',
+]);
 say('done. The executable is dist/istio-job-run; see README.md for the Kubernetes manifests.');

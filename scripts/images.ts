@@ -28,7 +28,9 @@ export async function writeImages(outDir: string): Promise<string> {
     const list = `localhost/istio-job-run:${version}`;
     await podman.ok(['manifest', 'create', list]);
     for (const arch of IMAGE_ARCHES) await buildImage(podman, { dockerfile: 'Dockerfile', tag: list, arch, manifest: list });
-    await podman.ok(['manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${archive}:istio-job-run:${version}`], { timeoutS: 300 });
+    await podman.ok(['manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${archive}:istio-job-run:${version}`], {
+      timeoutS: 300,
+    });
   } finally {
     await podman.remove();
   }

@@ -39,12 +39,12 @@ export function renderNotices(files: readonly BundleFile[], components: readonly
   }
   const printed = new Map<string, string>();
   for (const component of parts) {
-    lines.push('', RULE, `${component.ref}`, RULE,
-      `Name:      ${component.name}`,
-      `Version:   ${component.version}`);
+    lines.push('', RULE, `${component.ref}`, RULE, `Name:      ${component.name}`, `Version:   ${component.version}`);
     if (component.debian !== undefined) {
-      lines.push(`Package:   ${component.debian.package}:${component.debian.architecture} (Debian)`,
-        `Source:    ${component.debian.sourcePackage} ${component.debian.sourceVersion}`);
+      lines.push(
+        `Package:   ${component.debian.package}:${component.debian.architecture} (Debian)`,
+        `Source:    ${component.debian.sourcePackage} ${component.debian.sourceVersion}`,
+      );
     }
     if (component.licence !== undefined) lines.push(`Licence:   ${component.licence}`);
     lines.push(`Published: ${component.source}`);

@@ -27,7 +27,9 @@ export async function nodeBinary(arch: string): Promise<string> {
   const binary = join(cache, 'package', 'bin', 'node');
   if (!existsSync(binary)) {
     mkdirSync(cache, { recursive: true });
-    const tarball = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${version}`, '--pack-destination', cache], { encoding: 'utf8' }).trim();
+    const tarball = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${version}`, '--pack-destination', cache], {
+      encoding: 'utf8',
+    }).trim();
     execFileSync('tar', ['-xzf', join(cache, tarball.split('\n').at(-1) ?? ''), '-C', cache, 'package/bin/node']);
   }
   return binary;

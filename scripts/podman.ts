@@ -56,20 +56,42 @@ export class Podman {
   }
 
   #argv(args: readonly string[], timeoutS: number): string[] {
-    return ['-k', String(KILL_GRACE_S), String(timeoutS), 'podman', '--root', join(this.dir, 'storage'),
-      '--runroot', join(this.dir, 'run'), '--tmpdir', join(this.dir, 'tmp'), '--runtime', 'runc',
-      '--events-backend', 'file', ...args];
+    return [
+      '-k',
+      String(KILL_GRACE_S),
+      String(timeoutS),
+      'podman',
+      '--root',
+      join(this.dir, 'storage'),
+      '--runroot',
+      join(this.dir, 'run'),
+      '--tmpdir',
+      join(this.dir, 'tmp'),
+      '--runtime',
+      'runc',
+      '--events-backend',
+      'file',
+      ...args,
+    ];
   }
 
   /** One podman call to its end (bounded); never throws. */
   run(args: readonly string[], options: { timeoutS?: number; cwd?: string } = {}): Promise<PodmanResult> {
     return new Promise((resolve) => {
-      execFile('timeout', this.#argv(args, options.timeoutS ?? DEFAULT_TIMEOUT_S), {
-        env: this.#env, cwd: options.cwd ?? root, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8',
-      }, (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        'timeout',
+        this.#argv(args, options.timeoutS ?? DEFAULT_TIMEOUT_S),
+        {
+          env: this.#env,
+          cwd: options.cwd ?? root,
+          maxBuffer: 64 * 1024 * 1024,
+          encoding: 'utf8',
+        },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -87,11 +109,19 @@ export class Podman {
 
   /** Everything podman made, then the folder: pods, containers, volumes, images, leftover mounts. */
   async remove(): Promise<void> {
-    for (const args of [['pod', 'rm', '-a', '-f'], ['rm', '-a', '-f'], ['volume', 'rm', '-a', '-f'], ['rmi', '-a', '-f']]) {
+    for (const args of [
+      ['pod', 'rm', '-a', '-f'],
+      ['rm', '-a', '-f'],
+      ['volume', 'rm', '-a', '-f'],
+      ['rmi', '-a', '-f'],
+    ]) {
       await this.run(args, { timeoutS: 60 });
     }
-    const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((line) => line.split(' ')[1] ?? '')
-      .filter((point) => point.startsWith(`${this.dir}/`)).reverse();
+    const mounts = readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' ')[1] ?? '')
+      .filter((point) => point.startsWith(`${this.dir}/`))
+      .reverse();
     for (const point of mounts) spawnSyncStatus(['-k', '2', '10', 'umount', '-l', point], this.#env);
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -108,17 +138,36 @@ export function imageLabels(): { version: string; revision: string; source: stri
     const result = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
     return result.status === 0 ? result.stdout.trim() : '';
   };
-  const remote = git(['remote', 'get-url', 'origin']).replace(/^git@([^:]+):/, 'https://$1/').replace(/\.git$/, '');
+  const remote = git(['remote', 'get-url', 'origin'])
+    .replace(/^git@([^:]+):/, 'https://$1/')
+    .replace(/\.git$/, '');
   return { version, revision: git(['rev-parse', 'HEAD']) || 'unknown', source: remote || 'unknown' };
 }
 
 /** Builds one image from a Dockerfile in docker/, from the repository root as the README says. */
-export async function buildImage(podman: Podman, options: {
-  dockerfile: string; tag: string; arch?: 'x64' | 'arm64'; manifest?: string;
-}): Promise<void> {
+export async function buildImage(
+  podman: Podman,
+  options: {
+    dockerfile: string;
+    tag: string;
+    arch?: 'x64' | 'arm64';
+    manifest?: string;
+  },
+): Promise<void> {
   const labels = imageLabels();
-  const args = ['build', '--pull=never', '-q', '-f', join('docker', options.dockerfile),
-    '--build-arg', `VERSION=${labels.version}`, '--build-arg', `REVISION=${labels.revision}`, '--build-arg', `SOURCE=${labels.source}`];
+  const args = [
+    'build',
+    '--pull=never',
+    '-q',
+    '-f',
+    join('docker', options.dockerfile),
+    '--build-arg',
+    `VERSION=${labels.version}`,
+    '--build-arg',
+    `REVISION=${labels.revision}`,
+    '--build-arg',
+    `SOURCE=${labels.source}`,
+  ];
   if (options.arch !== undefined) {
     args.push('--build-arg', `ARCH=${options.arch}`, '--platform', `linux/${options.arch === 'x64' ? 'amd64' : 'arm64'}`);
   }

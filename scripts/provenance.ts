@@ -57,18 +57,28 @@ export const OURS_REF = 'istio-job-run';
 
 export function ours(version: string): Component {
   return {
-    ref: OURS_REF, kind: 'ours', name: 'istio-job-run', version, licence: packageJson(root).license,
+    ref: OURS_REF,
+    kind: 'ours',
+    name: 'istio-job-run',
+    version,
+    licence: packageJson(root).license,
     source: 'this repository: src/ (the wrapper and the launcher), scripts/ (the build)',
     texts: [{ from: 'LICENSE', text: readFileSync(join(root, 'LICENSE'), 'utf8') }],
   };
 }
 
-interface PackageJson { readonly name: string; readonly version: string; readonly license?: string }
+interface PackageJson {
+  readonly name: string;
+  readonly version: string;
+  readonly license?: string;
+}
 const packageJson = (dir: string): PackageJson => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
 
 /** A package's licence files: LICENSE, LICENCE, COPYING, with any case and extension. */
 function licenceFiles(dir: string): LicenceText[] {
-  return readdirSync(dir).filter((name) => /^(licen[cs]e|copying)([.-].*)?$/i.test(name)).sort()
+  return readdirSync(dir)
+    .filter((name) => /^(licen[cs]e|copying)([.-].*)?$/i.test(name))
+    .sort()
     .map((name) => ({ from: relative(root, join(dir, name)), text: readFileSync(join(dir, name), 'utf8') }));
 }
 
@@ -82,13 +92,19 @@ export function npmPackageDirs(inputs: readonly string[]): string[] {
   return [...dirs].sort();
 }
 
-interface LockEntry { readonly version?: string; readonly integrity?: string; readonly license?: string }
+interface LockEntry {
+  readonly version?: string;
+  readonly integrity?: string;
+  readonly license?: string;
+}
 const lockPackages = (): Record<string, LockEntry> =>
   (JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
 
 /** An integrity string (sha512-BASE64) as the hex the SBOM wants. */
 const integrityHashes = (integrity: string | undefined): Component['hashes'] =>
-  integrity?.startsWith('sha512-') === true ? [{ alg: 'SHA-512', hex: Buffer.from(integrity.slice(7), 'base64').toString('hex') }] : undefined;
+  integrity?.startsWith('sha512-') === true
+    ? [{ alg: 'SHA-512', hex: Buffer.from(integrity.slice(7), 'base64').toString('hex') }]
+    : undefined;
 
 function npmPurl(name: string, version: string): string {
   const [scope, bare] = name.startsWith('@') ? name.split('/') : [undefined, name];
@@ -103,9 +119,15 @@ export function npmComponent(dir: string): Component {
     throw new Error(`${dir} is ${pkg.version} but package-lock.json says ${locked?.version ?? 'nothing'}: run npm ci`);
   }
   return {
-    ref: `npm:${pkg.name}@${pkg.version}`, kind: 'npm', name: pkg.name, version: pkg.version, licence: pkg.license,
-    purl: npmPurl(pkg.name, pkg.version), source: `the npm registry: npm pack ${pkg.name}@${pkg.version}`,
-    texts: licenceFiles(join(root, dir)), hashes: integrityHashes(locked.integrity),
+    ref: `npm:${pkg.name}@${pkg.version}`,
+    kind: 'npm',
+    name: pkg.name,
+    version: pkg.version,
+    licence: pkg.license,
+    purl: npmPurl(pkg.name, pkg.version),
+    source: `the npm registry: npm pack ${pkg.name}@${pkg.version}`,
+    texts: licenceFiles(join(root, dir)),
+    hashes: integrityHashes(locked.integrity),
   };
 }
 
@@ -124,9 +146,14 @@ export function nodeComponent(arch: string, nodeBinary: string): Component {
     if (!existsSync(join(dir, 'LICENSE'))) execFileSync('tar', ['-xzf', pack, '-C', dirname(dir), 'package/LICENSE']);
   }
   return {
-    ref: `npm:${name}@${version}`, kind: 'node', name, version, licence: locked?.license,
+    ref: `npm:${name}@${version}`,
+    kind: 'node',
+    name,
+    version,
+    licence: locked?.license,
     purl: npmPurl(name, version),
-    source: `Node.js ${version}: its source is released by the Node.js project as node-v${version}.tar.gz; the binary ` +
+    source:
+      `Node.js ${version}: its source is released by the Node.js project as node-v${version}.tar.gz; the binary ` +
       `is the npm registry's ${name}@${version} (npm pack ${name}@${version})`,
     texts: [{ from: `${name}@${version}/LICENSE`, text: readFileSync(join(dir, 'LICENSE'), 'utf8') }],
     hashes: integrityHashes(locked?.integrity),
@@ -154,7 +181,8 @@ function dpkgPaths(path: string): string[] {
 function dpkgOwner(path: string): string {
   for (const candidate of dpkgPaths(path)) {
     try {
-      const line = execFileSync('dpkg-query', ['-S', candidate], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0] ?? '';
+      const line =
+        execFileSync('dpkg-query', ['-S', candidate], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0] ?? '';
       const owner = line.slice(0, line.indexOf(': '));
       if (owner !== '' && !owner.includes(',')) return owner;
     } catch {
@@ -173,16 +201,29 @@ function debianRelease(): string {
 /** The Debian package that installed PATH, with its copyright file and the licences that file points at. */
 export function debianComponent(path: string): Component {
   const owner = dpkgOwner(path);
-  const [name, version, architecture, sourcePackage, sourceVersion] = execFileSync('dpkg-query',
-    ['-W', '-f', '${Package}\t${Version}\t${Architecture}\t${source:Package}\t${source:Version}', owner], { encoding: 'utf8' }).split('\t');
-  if (name === undefined || version === undefined || architecture === undefined || sourcePackage === undefined || sourceVersion === undefined) {
+  const [name, version, architecture, sourcePackage, sourceVersion] = execFileSync(
+    'dpkg-query',
+    ['-W', '-f', '${Package}\t${Version}\t${Architecture}\t${source:Package}\t${source:Version}', owner],
+    { encoding: 'utf8' },
+  ).split('\t');
+  if (
+    name === undefined ||
+    version === undefined ||
+    architecture === undefined ||
+    sourcePackage === undefined ||
+    sourceVersion === undefined
+  ) {
     throw new Error(`dpkg-query -W ${owner} gave no version`);
   }
   const copyright = `/usr/share/doc/${name}/copyright`;
   if (!existsSync(copyright)) throw new Error(`${owner} has no ${copyright}`);
   const text = readFileSync(realpathSync(copyright), 'utf8');
   return {
-    ref: `deb:${name}:${architecture}@${version}`, kind: 'deb', name, version, licence: undefined,
+    ref: `deb:${name}:${architecture}@${version}`,
+    kind: 'deb',
+    name,
+    version,
+    licence: undefined,
     purl: new PackageURL('deb', 'debian', name, version, { arch: architecture, distro: `debian-${debianRelease()}` }, undefined).toString(),
     source: `Debian's source package ${sourcePackage} ${sourceVersion} (apt-get source ${sourcePackage}=${sourceVersion})`,
     texts: [{ from: copyright, text }, ...commonLicences(text)],
@@ -192,15 +233,24 @@ export function debianComponent(path: string): Component {
 
 /** Debian's copyright files point at full licence texts in /usr/share/common-licenses/ instead of copying them. */
 function commonLicences(copyright: string): LicenceText[] {
-  const names = new Set([...copyright.matchAll(/\/usr\/share\/common-licenses\/([A-Za-z0-9.+-]*[A-Za-z0-9+])/g)].map((match) => match[1] ?? ''));
-  return [...names].sort().map((name) => join('/usr/share/common-licenses', name)).filter((path) => existsSync(path))
+  const names = new Set(
+    [...copyright.matchAll(/\/usr\/share\/common-licenses\/([A-Za-z0-9.+-]*[A-Za-z0-9+])/g)].map((match) => match[1] ?? ''),
+  );
+  return [...names]
+    .sort()
+    .map((name) => join('/usr/share/common-licenses', name))
+    .filter((path) => existsSync(path))
     .map((path) => ({ from: path, text: readFileSync(realpathSync(path), 'utf8') }));
 }
 
 /** The Debian packages of the files a link read (from ld's --trace), but the objects it compiled itself. */
 export function linkedComponents(traced: string, compiledHere: (path: string) => boolean): Component[] {
-  const files = new Set(traced.split('\n').map((line) => line.trim().replace(/^\((.*)\).*$/, '$1'))
-    .filter((line) => line.startsWith('/') && !compiledHere(line)));
+  const files = new Set(
+    traced
+      .split('\n')
+      .map((line) => line.trim().replace(/^\((.*)\).*$/, '$1'))
+      .filter((line) => line.startsWith('/') && !compiledHere(line)),
+  );
   return uniqueComponents([...files].map((file) => debianComponent(realpathSync(file))));
 }
 

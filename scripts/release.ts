@@ -24,13 +24,16 @@ export const sbomName = (arch: Arch): string => `istio-job-run-${version}-linux-
 export function sourceDateEpoch(): number {
   const given = process.env['SOURCE_DATE_EPOCH'];
   if (given !== undefined && given !== '') {
-    if (!/^\d+$/.test(given)) throw new Error(`SOURCE_DATE_EPOCH is ${JSON.stringify(given)}: it must be seconds since 1970 (git log -1 --format=%ct)`);
+    if (!/^\d+$/.test(given))
+      throw new Error(`SOURCE_DATE_EPOCH is ${JSON.stringify(given)}: it must be seconds since 1970 (git log -1 --format=%ct)`);
     return Number(given);
   }
   try {
-    return Number(execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return Number(
+      execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
   } catch {
-    throw new Error('not a git checkout: set SOURCE_DATE_EPOCH to the release commit\'s time (git log -1 --format=%ct)');
+    throw new Error("not a git checkout: set SOURCE_DATE_EPOCH to the release commit's time (git log -1 --format=%ct)");
   }
 }
 
@@ -39,10 +42,13 @@ export function sourceDateEpoch(): number {
  * root, every mtime EPOCH, GNU format; gzip -9n, with no name and no time in its header.
  */
 async function tarball(dir: string, output: string, epoch: number): Promise<void> {
-  const tar = spawn('tar', ['--sort=name', '--format=gnu', '--owner=0', '--group=0', '--numeric-owner', `--mtime=@${epoch}`,
-    '-cf', '-', '-C', dir, '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const tar = spawn(
+    'tar',
+    ['--sort=name', '--format=gnu', '--owner=0', '--group=0', '--numeric-owner', `--mtime=@${epoch}`, '-cf', '-', '-C', dir, '.'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const gzip = spawn('gzip', ['-9n'], { stdio: [tar.stdout, openSync(output, 'w'), 'inherit'] });
-  const [[tarCode], [gzipCode]] = await Promise.all([once(tar, 'exit'), once(gzip, 'exit')]) as [[number | null], [number | null]];
+  const [[tarCode], [gzipCode]] = (await Promise.all([once(tar, 'exit'), once(gzip, 'exit')])) as [[number | null], [number | null]];
   if (tarCode !== 0 || gzipCode !== 0) throw new Error(`tar (${tarCode}) | gzip (${gzipCode}) of ${dir} failed`);
 }
 
@@ -66,8 +72,10 @@ async function release(): Promise<void> {
       await tarball(dir, join(out, name), epoch);
       const sbom = await makeSbom(bundle, dir, name, arch, epoch);
       writeFileSync(join(out, sbomName(arch)), sbom);
-      process.stderr.write(`${name}: bundle ${mib(duSize(dir))} raw, ${mib(statSync(join(out, name)).size)} gzip; ` +
-        `${NOTICES} ${kib(statSync(join(dir, 'istio-job-run.lib', NOTICES)).size)}; SBOM ${kib(Buffer.byteLength(sbom))}\n`);
+      process.stderr.write(
+        `${name}: bundle ${mib(duSize(dir))} raw, ${mib(statSync(join(out, name)).size)} gzip; ` +
+          `${NOTICES} ${kib(statSync(join(dir, 'istio-job-run.lib', NOTICES)).size)}; SBOM ${kib(Buffer.byteLength(sbom))}\n`,
+      );
     }
     const names = readdirSync(out).sort();
     const sums = execFileSync('sha256sum', names, { cwd: out, encoding: 'utf8' });

@@ -13,8 +13,21 @@ import { badInputPod, badInputs, judgeBadInput } from '../test/support/bad-input
 import type { PodResult } from '../test/support/kubelet.ts';
 import { podsUnavailable, simulatePod, simulatePods } from '../test/support/pods.ts';
 import {
-  expectedCode, expectedPhase, JOBS, matrix, measure, podSpec, POLICIES, randomScenario, scenarioId, seeded,
-  SIDECAR_EXIT_BOUND_MS, SIDECARS, STOPS, violations, type Scenario,
+  expectedCode,
+  expectedPhase,
+  JOBS,
+  matrix,
+  measure,
+  podSpec,
+  POLICIES,
+  randomScenario,
+  scenarioId,
+  seeded,
+  SIDECAR_EXIT_BOUND_MS,
+  SIDECARS,
+  STOPS,
+  violations,
+  type Scenario,
 } from '../test/support/scenarios.ts';
 import { root } from './pinned-node.ts';
 import { hostileSection, runHostileSuite, spliceSection } from './reliability/hostile.ts';
@@ -54,7 +67,10 @@ async function runAll(scenarios: readonly Scenario[], label: string): Promise<Ro
 async function soak(pods: number, seed: number): Promise<{ rows: Row[]; ms: number }> {
   const random = seeded(seed);
   const started = performance.now();
-  const rows = await runAll(Array.from({ length: pods }, () => randomScenario(random)), 'soak');
+  const rows = await runAll(
+    Array.from({ length: pods }, () => randomScenario(random)),
+    'soak',
+  );
   return { rows, ms: performance.now() - started };
 }
 
@@ -64,7 +80,9 @@ function soakTotals(rows: readonly Row[]) {
     pods: rows.length,
     hangs: count((row) => row.result.phase === 'Running'),
     wrongExitCodes: count((row) => measure(row.result).code !== expectedCode(row.scenario)),
-    otherViolations: count((row) => row.violations.length > 0 && measure(row.result).code === expectedCode(row.scenario) && row.result.phase !== 'Running'),
+    otherViolations: count(
+      (row) => row.violations.length > 0 && measure(row.result).code === expectedCode(row.scenario) && row.result.phase !== 'Running',
+    ),
     succeeded: count((row) => row.result.phase === 'Succeeded'),
     failed: count((row) => row.result.phase === 'Failed'),
   };
@@ -79,8 +97,10 @@ function matrixTable(rows: readonly Row[]): string[] {
   ];
   for (const { scenario: s, result, violations: v } of rows) {
     const m = measure(result);
-    lines.push(`| ${s.sidecar} | ${s.job} | ${s.policy} | ${s.stop === 'none' ? '' : s.stop} | ${expectedPhase(s)} ${expectedCode(s)} | ` +
-      `${m.phase} ${m.code ?? '—'} | ${m.runs} | ${ms(m.completionMs)} | ${ms(m.sidecarAfterJobMs)} | ${m.quits} | ${v.length === 0 ? 'ok' : `**${v.join('; ')}**`} |`);
+    lines.push(
+      `| ${s.sidecar} | ${s.job} | ${s.policy} | ${s.stop === 'none' ? '' : s.stop} | ${expectedPhase(s)} ${expectedCode(s)} | ` +
+        `${m.phase} ${m.code ?? '—'} | ${m.runs} | ${ms(m.completionMs)} | ${ms(m.sidecarAfterJobMs)} | ${m.quits} | ${v.length === 0 ? 'ok' : `**${v.join('; ')}**`} |`,
+    );
   }
   return lines;
 }
@@ -90,7 +110,14 @@ function legend(): string[] {
   for (const [name, { about }] of Object.entries(SIDECARS)) lines.push(`- \`${name}\`: ${about}`);
   lines.push('', 'Job behaviours:', '');
   for (const [name, { about }] of Object.entries(JOBS)) lines.push(`- \`${name}\`: ${about}`);
-  lines.push('', 'Policies (restartPolicy / `--quit`): ' + Object.keys(POLICIES).map((name) => `\`${name}\``).join(', ') + '.');
+  lines.push(
+    '',
+    'Policies (restartPolicy / `--quit`): ' +
+      Object.keys(POLICIES)
+        .map((name) => `\`${name}\``)
+        .join(', ') +
+      '.',
+  );
   lines.push('', 'Stops:', '');
   for (const [name, { about }] of Object.entries(STOPS)) lines.push(`- \`${name}\`: ${about}`);
   return lines;
@@ -106,7 +133,8 @@ async function main(): Promise<void> {
     const { rows, ms: took } = await soak(pods, seed);
     const totals = soakTotals(rows);
     process.stdout.write(`${JSON.stringify({ seed, seconds: Math.round(took / 1000), ...totals }, null, 2)}\n`);
-    for (const row of rows.filter((r) => r.violations.length > 0)) process.stdout.write(`${scenarioId(row.scenario)}: ${row.violations.join('; ')}\n`);
+    for (const row of rows.filter((r) => r.violations.length > 0))
+      process.stdout.write(`${scenarioId(row.scenario)}: ${row.violations.join('; ')}\n`);
     process.exitCode = totals.hangs + totals.wrongExitCodes + totals.otherViolations === 0 ? 0 : 1;
     return;
   }
@@ -130,7 +158,15 @@ async function main(): Promise<void> {
   const scenarios = matrix();
   const matrixRows = await runAll(scenarios, 'matrix');
   const inputs = badInputs();
-  const inputRows: { name: string; code: number | undefined; expected: number; message: string; quits: number; phase: string; ok: boolean }[] = [];
+  const inputRows: {
+    name: string;
+    code: number | undefined;
+    expected: number;
+    message: string;
+    quits: number;
+    phase: string;
+    ok: boolean;
+  }[] = [];
   await simulatePods(inputs, parallel, async (input) => {
     const result = await simulatePod(badInputPod(input));
     const { code, message, quits, phase, violations: wrong } = judgeBadInput(input, result);
@@ -163,14 +199,14 @@ async function main(): Promise<void> {
     '',
     '## How it is measured',
     '',
-    'Each scenario is a pod on this machine (test/support/kubelet.ts): a network namespace of its own (the pod\'s shared loopback, ' +
+    "Each scenario is a pod on this machine (test/support/kubelet.ts): a network namespace of its own (the pod's shared loopback, " +
       'with the sidecar stand-in on the real ports 15020/15021), one PID namespace per container with istio-job-run as PID 1 of the ' +
       'job container, and a small kubelet that starts the containers, restarts what Kubernetes restarts (restartPolicy OnFailure; a ' +
       'native sidecar that dies while the job runs), stops the pod as kubelet does (TERM to every PID 1, KILL after the grace period, ' +
       '1.5 s here), and decides the phase. A pod still running 12 s after it started is a hang. Timings are scaled down (an old ' +
       'Istio drains 1 s here instead of 5 s; restart backoffs are 100 ms).',
     '',
-    'The invariants checked for every pod: the phase is the one Kubernetes should show (never a hang); the job\'s exit code is the ' +
+    "The invariants checked for every pod: the phase is the one Kubernetes should show (never a hang); the job's exit code is the " +
       'one Kubernetes would show (an oracle in test/support/scenarios.ts computes both from the rules alone); a classic sidecar exits ' +
       `within ${SIDECAR_EXIT_BOUND_MS} ms of the job's end; the job never starts before the proxy is ready unless told to (it checks, ` +
       'first thing); a native sidecar is never told to quit; no output is lost.',
@@ -183,7 +219,7 @@ async function main(): Promise<void> {
     '',
     '## Documented limits',
     '',
-    'What no wrapper can fix: the pod is expected to stay Running; the wrapper still exits, with the job\'s code.',
+    "What no wrapper can fix: the pod is expected to stay Running; the wrapper still exits, with the job's code.",
     '',
     ...limits.map((row) => {
       const job = row.result.job.runs.at(-1);
@@ -195,8 +231,11 @@ async function main(): Promise<void> {
     '',
     '| input | exit code | message | quits | pod |',
     '|---|---|---|---|---|',
-    ...inputRows.map((row) => `| ${row.name} | ${row.code ?? '—'}${row.code === row.expected ? '' : ` (expected ${row.expected})`} | ` +
-      `\`${row.message.replace(/\|/g, '\\|').slice(0, 140)}\` | ${row.quits} | ${row.phase}${row.ok ? '' : ' **not as expected**'} |`),
+    ...inputRows.map(
+      (row) =>
+        `| ${row.name} | ${row.code ?? '—'}${row.code === row.expected ? '' : ` (expected ${row.expected})`} | ` +
+        `\`${row.message.replace(/\|/g, '\\|').slice(0, 140)}\` | ${row.quits} | ${row.phase}${row.ok ? '' : ' **not as expected**'} |`,
+    ),
     '',
     ...hostileSection(hostileRows),
     '## What the wrapper cannot handle',
@@ -209,19 +248,40 @@ async function main(): Promise<void> {
       '(U+FFFD). Users: pass binary data through files, stdin or environment variables set by the pod.',
     '- **KILL.** A wrapper killed by KILL (the grace period ran out) cannot tell the sidecar to quit; the `ignores-term` rows ' +
       'complete because kubelet stops the sidecar with the pod. Give jobs a grace period longer than they need to stop.',
-    '- **A proxy that never accepts the quit**, or a wrong `--quit-url`: reported, and the wrapper exits with the job\'s code; ' +
+    "- **A proxy that never accepts the quit**, or a wrong `--quit-url`: reported, and the wrapper exits with the job's code; " +
       'the pod stays Running. Set `activeDeadlineSeconds` on Jobs as a last resort.',
     '',
   ];
   mkdirSync(values.out, { recursive: true });
   writeFileSync(join(values.out, 'RELIABILITY.md'), doc.join('\n'));
-  writeFileSync(join(values.out, 'reliability.json'), `${JSON.stringify({
-    seed,
-    matrix: matrixRows.map((row) => ({ id: scenarioId(row.scenario), expected: { phase: expectedPhase(row.scenario), code: expectedCode(row.scenario) }, measured: measure(row.result), violations: row.violations })),
-    badInputs: inputRows,
-    hostile: hostileRows,
-    soak: { ...totals, seconds: Math.round(soakRun.ms / 1000), runs: soakRun.rows.map((row) => ({ id: scenarioId(row.scenario), readyAfterMs: row.scenario.readyAfterMs, measured: measure(row.result), violations: row.violations })) },
-  }, null, 1)}\n`);
+  writeFileSync(
+    join(values.out, 'reliability.json'),
+    `${JSON.stringify(
+      {
+        seed,
+        matrix: matrixRows.map((row) => ({
+          id: scenarioId(row.scenario),
+          expected: { phase: expectedPhase(row.scenario), code: expectedCode(row.scenario) },
+          measured: measure(row.result),
+          violations: row.violations,
+        })),
+        badInputs: inputRows,
+        hostile: hostileRows,
+        soak: {
+          ...totals,
+          seconds: Math.round(soakRun.ms / 1000),
+          runs: soakRun.rows.map((row) => ({
+            id: scenarioId(row.scenario),
+            readyAfterMs: row.scenario.readyAfterMs,
+            measured: measure(row.result),
+            violations: row.violations,
+          })),
+        },
+      },
+      null,
+      1,
+    )}\n`,
+  );
   process.stderr.write(`wrote ${join(values.out, 'RELIABILITY.md')}: ${failing} matrix failures, soak ${JSON.stringify(totals)}\n`);
 }
 

@@ -43,7 +43,8 @@ function tarballDifferences(a: string, b: string, scratch: string): string[] {
   const left = unpack(a, join(scratch, 'left'));
   const right = unpack(b, join(scratch, 'right'));
   const differences: string[] = [];
-  if (run('tar', ['-tvzf', a], scratch) !== run('tar', ['-tvzf', b], scratch)) differences.push('the listings (names, modes, owners, times) differ');
+  if (run('tar', ['-tvzf', a], scratch) !== run('tar', ['-tvzf', b], scratch))
+    differences.push('the listings (names, modes, owners, times) differ');
   for (const file of readdirSync(left, { recursive: true, encoding: 'utf8' }).sort()) {
     if (!statSync(join(left, file)).isFile()) continue;
     try {
@@ -66,7 +67,11 @@ function main(): number {
   try {
     const builds: Build[] = [
       { dir: join(scratch, 'a'), umask: '022', env: { TZ: 'UTC', LC_ALL: 'C' } },
-      { dir: join(scratch, 'second', 'clone', 'at', 'a', 'longer', 'path'), umask: '077', env: { TZ: 'Pacific/Kiritimati', LC_ALL: 'C.UTF-8' } },
+      {
+        dir: join(scratch, 'second', 'clone', 'at', 'a', 'longer', 'path'),
+        umask: '077',
+        env: { TZ: 'Pacific/Kiritimati', LC_ALL: 'C.UTF-8' },
+      },
     ];
     mkdirSync(join(scratch, 'second', 'clone', 'at', 'a', 'longer'), { recursive: true });
     const sums = builds.map((b) => build(commit, b));

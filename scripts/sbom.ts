@@ -21,7 +21,8 @@ function licences(component: Component): object[] | undefined {
   if (component.licence !== undefined) return [{ expression: component.licence }];
   // Debian says it in prose: the copyright file's text itself (NOTICES carries it too).
   const copyright = component.texts[0];
-  return copyright === undefined ? undefined
+  return copyright === undefined
+    ? undefined
     : [{ license: { name: `Debian copyright file of ${component.name}`, text: { contentType: 'text/plain', content: copyright.text } } }];
 }
 
@@ -36,11 +37,21 @@ function part(component: Component): object {
     ...(component.hashes === undefined ? {} : { hashes: component.hashes.map((hash) => ({ alg: hash.alg, content: hash.hex })) }),
     licenses: licences(component),
     description: `Published: ${component.source}`,
-    ...(debian === undefined ? {} : {
-      // Debian's source package, which the binary package was built from.
-      pedigree: { ancestors: [{ type: 'library', name: debian.sourcePackage, version: debian.sourceVersion,
-        purl: new PackageURL('deb', 'debian', debian.sourcePackage, debian.sourceVersion, { arch: 'source' }, undefined).toString() }] },
-    }),
+    ...(debian === undefined
+      ? {}
+      : {
+          // Debian's source package, which the binary package was built from.
+          pedigree: {
+            ancestors: [
+              {
+                type: 'library',
+                name: debian.sourcePackage,
+                version: debian.sourceVersion,
+                purl: new PackageURL('deb', 'debian', debian.sourcePackage, debian.sourceVersion, { arch: 'source' }, undefined).toString(),
+              },
+            ],
+          },
+        }),
   };
 }
 
@@ -59,17 +70,26 @@ export async function makeSbom(bundle: Bundle, dir: string, tarball: string, arc
       timestamp: new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z'),
       tools: { components: [{ type: 'application', name: 'istio-job-run scripts/release.ts', version: ours.version }] },
       component: {
-        type: 'application', 'bom-ref': OURS_REF, name: ours.name, version: ours.version,
-        description: `${tarball}: the portable bundle for linux-${arch}`, licenses: licences(ours),
+        type: 'application',
+        'bom-ref': OURS_REF,
+        name: ours.name,
+        version: ours.version,
+        description: `${tarball}: the portable bundle for linux-${arch}`,
+        licenses: licences(ours),
       },
     },
     components: [
       ...bundle.files.map((file) => ({
-        type: 'file', 'bom-ref': fileRef(file.path), name: file.path,
+        type: 'file',
+        'bom-ref': fileRef(file.path),
+        name: file.path,
         hashes: [{ alg: 'SHA-256', content: sha256(readFileSync(join(dir, file.path))) }],
       })),
       ...sources.map((path) => ({
-        type: 'file', 'bom-ref': sourceRef(path), name: path, description: 'source of istio-job-run in its repository',
+        type: 'file',
+        'bom-ref': sourceRef(path),
+        name: path,
+        description: 'source of istio-job-run in its repository',
         hashes: [{ alg: 'SHA-256', content: sha256(readFileSync(join(root, path))) }],
       })),
       ...parts.map(part),

@@ -26,7 +26,7 @@ function errorCode(error: unknown): string {
   for (let current: unknown = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
     const record = current as { code?: unknown; cause?: unknown; errors?: unknown };
     if (Array.isArray(record.errors) && record.errors.length > 0) return errorCode(record.errors[0]);
-    if (typeof record.code === 'string' && record.code !== 'UND_ERR' ) {
+    if (typeof record.code === 'string' && record.code !== 'UND_ERR') {
       if (!record.code.startsWith('UND_ERR') || record.cause === undefined) return record.code;
     }
     current = record.cause;

@@ -3,7 +3,14 @@
 
 /** Nanoseconds per unit, exact: the parts of "1h2m3.5s" add up without floating-point error. */
 const UNIT_NS: Readonly<Record<string, bigint>> = {
-  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 const NS_PER_MS = 1_000_000n;
 
@@ -32,7 +39,7 @@ export function parseDuration(text: string, syntax: DurationSyntax = {}): number
     parts.push([trimmed, 's']);
   } else {
     const part = syntax.go === true ? GO_PART : PART;
-    for (let at = 0; at < trimmed.length || parts.length === 0;) {
+    for (let at = 0; at < trimmed.length || parts.length === 0; ) {
       part.lastIndex = at;
       const match = part.exec(trimmed);
       if (match === null) throw new Error(`${quote(text)} is not a duration ${EXAMPLES}`);
@@ -56,9 +63,7 @@ export function parseDuration(text: string, syntax: DurationSyntax = {}): number
   if (numerator > BigInt(MAX_DURATION_MS) * denominator) {
     throw new Error(`${quote(text)} is too long (at most ${formatDuration(MAX_DURATION_MS)})`);
   }
-  const ms = syntax.go === true
-    ? (numerator + denominator - 1n) / denominator
-    : (2n * numerator + denominator) / (2n * denominator);
+  const ms = syntax.go === true ? (numerator + denominator - 1n) / denominator : (2n * numerator + denominator) / (2n * denominator);
   return Number(ms);
 }
 
@@ -66,7 +71,11 @@ export function parseDuration(text: string, syntax: DurationSyntax = {}): number
 export function formatDuration(ms: number): string {
   // Round first, then pick the unit, so 59999ms reads 1m rather than 60s.
   if (Math.round(ms) < 1_000) return `${Math.round(ms)}ms`;
-  for (const [unit, size, next] of [['s', 1_000, 60], ['m', 60_000, 60], ['h', 3_600_000, 24]] as const) {
+  for (const [unit, size, next] of [
+    ['s', 1_000, 60],
+    ['m', 60_000, 60],
+    ['h', 3_600_000, 24],
+  ] as const) {
     const value = round2(ms / size);
     if (value < next) return `${value}${unit}`;
   }

@@ -1,21 +1,42 @@
-// One HTTP attempt, classified. Loaded only in classic mode: undici is the largest part of the bundle, and
-// only its Agent and request() are loaded (src/undici-parts.d.ts says why).
+// One HTTP attempt, classified. Loaded only when there is a sidecar to talk to: undici is the largest part of
+// the bundle, and only its Agent and request() are loaded (src/undici-parts.d.ts says why).
 
-import Agent from 'undici/lib/dispatcher/agent.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { connect as tcpConnect } from 'node:net';
 import request from 'undici/lib/api/api-request.js';
-import { classify, type Attempt } from './attempt.ts';
+import Agent from 'undici/lib/dispatcher/agent.js';
+import { type Attempt, classify } from './attempt.ts';
+import { boundedLookup, withoutDns } from './lookup.ts';
 
 export interface Http {
   /** Never throws: every way an attempt can end is an Attempt. */
   attempt(method: 'GET' | 'POST', url: URL, timeoutMs: number, cancel?: AbortSignal): Promise<Attempt>;
+  /** Whether the URL's host and port accept a TCP connection within timeoutMs (closed at once); never throws. */
+  connect(url: URL, timeoutMs: number): Promise<boolean>;
   close(): void;
 }
 
 const BODY_LIMIT = 512;
 
-export function createHttp(): Http {
+export interface HttpSettings {
+  /** How long one name lookup may take a caller (the request timeout). */
+  readonly lookupBoundMs?: number;
+}
+
+export function createHttp(settings: HttpSettings = {}): Http {
+  const lookup = boundedLookup(
+    async (hostname) =>
+      (await dnsLookup(hostname, { all: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
+    settings.lookupBoundMs ?? 1_000,
+  );
   // Short keep-alive: readiness polls reuse one connection; nothing lingers once the wrapper is done.
-  const agent = new Agent({ keepAliveTimeout: 2_000, keepAliveMaxTimeout: 2_000, pipelining: 1, connections: 4 });
+  const agent = new Agent({
+    keepAliveTimeout: 2_000,
+    keepAliveMaxTimeout: 2_000,
+    pipelining: 1,
+    connections: 4,
+    connect: { lookup } as object,
+  });
 
   return {
     async attempt(method, url, timeoutMs, cancel) {
@@ -39,6 +60,20 @@ export function createHttp(): Http {
         if (timeout.aborted) return { kind: 'timeout' };
         return classify(error);
       }
+    },
+    connect(url, timeoutMs) {
+      return new Promise((resolve) => {
+        const host = withoutDns(url.hostname)?.[0]?.address ?? url.hostname;
+        const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+        const socket = tcpConnect({ host, port, lookup: lookup as never, timeout: Math.max(1, timeoutMs) });
+        const end = (ok: boolean): void => {
+          socket.destroy();
+          resolve(ok);
+        };
+        socket.once('connect', () => end(true));
+        socket.once('timeout', () => end(false));
+        socket.once('error', () => end(false));
+      });
     },
     close() {
       agent.destroy().catch(() => undefined);

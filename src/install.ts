@@ -6,8 +6,18 @@
 // its files; a failed one removes what it wrote.
 
 import {
-  accessSync, chmodSync, constants, copyFileSync, lstatSync, mkdirSync, readdirSync, readlinkSync,
-  renameSync, rmSync, statSync, symlinkSync,
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { EXIT_WRAPPER_FAILED } from './exit-code.ts';
@@ -18,9 +28,11 @@ const STORE_PREFIX = '.istio-job-run.';
 
 export function install(dir: string, self: Self, version: string, log: Logger): number {
   if (self.bundle === undefined) {
-    log.error(`--install: ${self.executable} uses the system's C library, so a copy of it would not run in ` +
-      'an image without one. Run --install from the portable bundle (dist/bundle/istio-job-run, a release ' +
-      'tarball, or the istio-job-run image).');
+    log.error(
+      `--install: ${self.executable} uses the system's C library, so a copy of it would not run in ` +
+        'an image without one. Run --install from the portable bundle (dist/bundle/istio-job-run, a release ' +
+        'tarball, or the istio-job-run image).',
+    );
     return EXIT_WRAPPER_FAILED;
   }
   const problem = checkTarget(dir);
@@ -30,7 +42,9 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
   }
 
   // Unique enough for a name in DIR; node:crypto would cost every start-up its load time.
-  const id = `${STORE_PREFIX}${version}.${Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0')}`;
+  const id = `${STORE_PREFIX}${version}.${Math.floor(Math.random() * 2 ** 32)
+    .toString(16)
+    .padStart(8, '0')}`;
   const store = join(dir, id);
   const linkTemp = join(dir, `${id}.link`);
   const launcherTemp = join(dir, `${id}.launcher`);
@@ -53,9 +67,10 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
     const restored = swapped ? restoreLink(link, before, linkTemp) : undefined;
     for (const path of [store, linkTemp, launcherTemp]) rmSync(path, { recursive: true, force: true });
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'EISDIR'
-      ? `${swapped ? launcher : link} is a directory, not an earlier --install: remove it first`
-      : (error as Error).message;
+    const reason =
+      code === 'EISDIR'
+        ? `${swapped ? launcher : link} is a directory, not an earlier --install: remove it first`
+        : (error as Error).message;
     log.error(`--install: could not install into ${JSON.stringify(dir)}: ${reason}${restored ?? ''}`);
     return EXIT_WRAPPER_FAILED;
   }

@@ -3,7 +3,7 @@
 // stalls the wrapper.
 
 import { writeSync } from 'node:fs';
-import type { LogFormat, LogLevel } from './options.ts';
+import type { LogFormat, LogLevel } from './options-table.ts';
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const PREFIX = 'istio-job-run:';
@@ -32,10 +32,7 @@ export function writeStderr(text: string): void {
   }
 }
 
-export function createLogger(
-  write: (text: string) => void = writeStderr,
-  now: () => Date = () => new Date(),
-): Logger {
+export function createLogger(write: (text: string) => void = writeStderr, now: () => Date = () => new Date()): Logger {
   let threshold = RANK.info;
   let format: LogFormat = 'text';
 

@@ -1,18 +1,18 @@
-// The steps: parse -> resolve the sidecar mode -> wait for the proxy -> run the command -> quit -> exit code.
-// The invariant: in classic mode the quit is attempted, as the policy allows, on every way out, and its
-// outcome never changes the exit code.
+// The steps: parse -> find the sidecars -> wait for them -> run the command -> quit them -> exit code.
+// The invariant: every classic sidecar found is told to quit, as the policy allows, on every way out, and
+// the outcome never changes the exit code.
 
+import { readFileSync } from 'node:fs';
 import type { Child } from './child.ts';
 import type { Clock } from './clock.ts';
-import { formatDuration } from './duration.ts';
+import { type AnnotationsFile, type Detection, describeSidecars, detect } from './detect.ts';
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
-import { describe } from './attempt.ts';
-import type { Http } from './http.ts';
+import type { Http, HttpSettings } from './http.ts';
 import type { Logger } from './log.ts';
-import { resolveMode } from './mode.ts';
-import { parseInvocation, renderHelp, type Options } from './options.ts';
-import { isLoopback, quitProxy, sameProxy, shouldQuit } from './quit.ts';
-import { waitUntilReady } from './readiness.ts';
+import { renderHelp } from './options-help.ts';
+import { parseInvocation } from './options-parse.ts';
+import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
+import { linkSidecars, type SidecarLink } from './sidecars.ts';
 import { signalName, type SignalRouter } from './signals.ts';
 
 /** Everything main touches outside itself, passed in so tests can drive it. */
@@ -24,10 +24,12 @@ export interface System {
   readonly signals: SignalRouter;
   readonly clock: Clock;
   readonly writeStdout: (text: string) => void;
-  readonly loadHttp: () => Promise<Http>;
+  readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
   /** --install DIR; returns the exit code. */
   readonly install: (dir: string) => number;
+  /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
+  readonly readFile?: (path: string) => string;
 }
 
 export async function main(sys: System): Promise<number> {
@@ -45,14 +47,19 @@ export async function main(sys: System): Promise<number> {
   const { options } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
   if (invocation.scuttle !== undefined) sys.log.info(invocation.scuttle);
-  const { mode, reason, level } = resolveMode(options.sidecar, sys.env);
-  sys.log[level](reason);
-  const proxy = mode === 'classic' ? linkProxy(sys, options) : undefined;
+  const detection = detect({
+    options,
+    env: sys.env,
+    envoyAdmin: invocation.envoyAdmin,
+    ...readAnnotations(sys, options),
+  });
+  const proxy = await announce(sys, options, detection);
 
   let code: number;
   try {
-    if (invocation.kind === 'usage-error') {
-      for (const error of invocation.errors) sys.log.error(error);
+    const errors = [...(invocation.kind === 'usage-error' ? invocation.errors : []), ...detection.errors];
+    if (invocation.kind === 'usage-error' || errors.length > 0) {
+      for (const error of errors) sys.log.error(error);
       code = EXIT_WRAPPER_FAILED;
     } else {
       code = await runJob(sys, options, invocation.command, proxy);
@@ -68,15 +75,13 @@ export async function main(sys: System): Promise<number> {
 }
 
 /** Wait, run, and report how the command ended. Throws only before the command has started. */
-async function runJob(sys: System, options: Options, command: readonly string[], proxy: ProxyLink | undefined): Promise<number> {
+async function runJob(sys: System, options: Options, command: readonly string[], proxy: SidecarLink | undefined): Promise<number> {
   const { log, signals } = sys;
 
   if (proxy !== undefined && options.wait) {
     const readiness = await proxy.waitUntilReady(signals.beforeStart);
-    if (readiness.kind === 'ready') {
-      log.info(`proxy ready after ${formatDuration(readiness.elapsedMs)}`, { ms: Math.round(readiness.elapsedMs), attempts: readiness.attempts });
-    } else if (readiness.kind === 'timeout') {
-      const what = `proxy not ready after ${formatDuration(readiness.elapsedMs)} (GET ${options.readyUrl.href}: ${readiness.attempts} attempts, last: ${readiness.last})`;
+    if (readiness.kind === 'timeout') {
+      const { what } = readiness;
       if (!options.startWithoutProxy) {
         log.error(`${what}; not running the command`);
         return EXIT_WRAPPER_FAILED;
@@ -113,70 +118,52 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   return exitCodeFor(outcome);
 }
 
-interface ProxyLink {
-  waitUntilReady(cancel: AbortSignal): ReturnType<typeof waitUntilReady>;
-  /** Loads the HTTP client while the command runs, so the quit starts at once. */
-  prepare(): void;
-  /** Quits as the policy allows; never throws. */
-  quit(exitCode: number): Promise<void>;
-  close(): void;
+/** The pod's annotations file: the one named, or the default one when it exists. */
+function readAnnotations(sys: System, options: Options): { annotations?: AnnotationsFile } {
+  const path = options.podAnnotations;
+  const read = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
+  try {
+    return { annotations: { path, text: read(path) } };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (path === DEFAULT_ANNOTATIONS_FILE && code === 'ENOENT') return {};
+    return { annotations: { path, error: `cannot be read (${code ?? (error as Error).message})` } };
+  }
 }
 
-function linkProxy(sys: System, options: Options): ProxyLink {
-  const { log, clock } = sys;
-  let http: Promise<Http> | undefined;
-  let answered = false;
-  const load = (): Promise<Http> => (http ??= sys.loadHttp());
+/** Says what was found, warns about what cannot be stopped, and links the sidecars there are to talk to. */
+async function announce(sys: System, options: Options, detection: Detection): Promise<SidecarLink | undefined> {
+  const { log } = sys;
+  log[detection.mode.level](detection.mode.reason);
+  for (const note of detection.notes) log[note.level](note.message);
+  if (detection.sidecars.length > 0) log.info(describeSidecars(detection.sidecars));
+  const needsHttp = detection.sidecars.length > 0 || detection.probe !== undefined;
+  if (!needsHttp) return undefined;
+  const link = linkSidecars(
+    { log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
+    detection.sidecars,
+    options,
+  );
+  if (detection.probe !== undefined) await probeStatusPort(sys, options, detection.probe);
+  if (detection.sidecars.length > 0) return link;
+  link.close();
+  return undefined;
+}
 
-  for (const url of options.quitUrls) {
-    if (!isLoopback(url)) {
-      log.warn(`quit URL ${url.href} is not a loopback address: pilot-agent, like most sidecars, accepts a quit only from localhost`);
+/** The status says no sidecar: one quick connect to pilot-agent's port shows whether one is there anyway. */
+async function probeStatusPort(sys: System, options: Options, url: URL): Promise<void> {
+  try {
+    const http = await sys.loadHttp({ lookupBoundMs: options.requestTimeout });
+    const answered = await http.connect(url, Math.min(options.requestTimeout, 500));
+    http.close();
+    if (answered) {
+      sys.log.warn(
+        `SIDECAR FOUND ALTHOUGH THE STATUS SAYS NONE: something listens on ${url.host} (pilot-agent's status port), ` +
+          'so a classic istio-proxy seems to run in this pod and will keep it running after the job. ' +
+          'Check the fieldPath of ISTIO_JOB_RUN_SIDECAR_STATUS, or set --sidecar classic',
+      );
     }
+  } catch {
+    // No HTTP client: nothing to check with; the status stands.
   }
-
-  return {
-    async waitUntilReady(cancel) {
-      const readiness = await waitUntilReady({
-        url: options.readyUrl,
-        timeoutMs: options.readyTimeout,
-        intervalMs: options.pollInterval,
-        requestTimeoutMs: options.requestTimeout,
-        http: await load(),
-        clock,
-        cancel,
-        onAttempt: (attempt, n) => {
-          if (attempt.kind === 'response') answered = true;
-          log.debug(`readiness check ${n}: ${describe(attempt)}`);
-        },
-      });
-      if (readiness.kind === 'ready') answered = true;
-      return readiness;
-    },
-    prepare() {
-      load().catch(() => undefined);
-    },
-    async quit(exitCode) {
-      if (!shouldQuit(options.quit, exitCode)) {
-        const why = options.quit === 'never' ? '--quit never' : `exit code ${exitCode} and --quit on-success`;
-        log.info(`not telling the proxy to quit (${why})`);
-        return;
-      }
-      try {
-        await quitProxy({
-          urls: options.quitUrls,
-          timeoutMs: options.quitTimeout,
-          requestTimeoutMs: options.requestTimeout,
-          http: await load(),
-          clock,
-          log,
-          answeredBefore: (url) => answered && sameProxy(options.readyUrl, url),
-        });
-      } catch (error) {
-        log.warn(`could not tell the proxy to quit: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    },
-    close() {
-      http?.then((client) => client.close()).catch(() => undefined);
-    },
-  };
 }

@@ -1,11 +1,20 @@
-import { ADMIN_VARIABLE, scuttleValue } from './scuttle.ts';
+// Whether the pod's Istio sidecar is classic, native or absent: `auto` resolved once, from what the pod says
+// about itself. Pure: what was read (detect.ts reads it) in, the mode and why out.
 
-export type SidecarSetting = 'auto' | 'classic' | 'native' | 'none';
-export type SidecarMode = Exclude<SidecarSetting, 'auto'>;
+import { ENVOY_ADMIN_VARIABLE, type SidecarMode, type SidecarSetting, STATUS_VARIABLE } from './options-table.ts';
 
-/** The environment variable the pod fills from the annotation sidecar.istio.io/status (downward API). */
-export const STATUS_VARIABLE = 'ISTIO_JOB_RUN_SIDECAR_STATUS';
 const PROXY_CONTAINER = 'istio-proxy';
+
+export interface ModeInputs {
+  /** The injection status (sidecar.istio.io/status) and where it was read: the variable, or the annotations file. */
+  readonly status?: { readonly value: string; readonly from: string };
+  /** An annotations file that was read and holds no sidecar.istio.io/status: no Istio injection. */
+  readonly annotationsWithoutStatus?: string;
+  /** scuttle's ENVOY_ADMIN_API is set. */
+  readonly envoyAdmin: boolean;
+  /** KUBERNETES_SERVICE_HOST is set. */
+  readonly inPod: boolean;
+}
 
 export interface ResolvedMode {
   readonly mode: SidecarMode;
@@ -19,22 +28,31 @@ export interface ResolvedMode {
  * for and quit, even outside Kubernetes), else from whether this is a pod at all. The status wins over
  * ENVOY_ADMIN_API: it is what the pod really has, and quitting a native sidecar harms the job.
  */
-export function resolveMode(setting: SidecarSetting, env: Readonly<Record<string, string | undefined>>): ResolvedMode {
+export function resolveMode(setting: SidecarSetting, inputs: ModeInputs): ResolvedMode {
   if (setting !== 'auto') return { mode: setting, reason: `sidecar mode ${setting} (set explicitly)`, level: 'debug' };
 
-  const status = env[STATUS_VARIABLE];
-  const admin = scuttleValue(env, ADMIN_VARIABLE) !== undefined;
+  const { status, envoyAdmin: admin, inPod } = inputs;
   if (status !== undefined) {
-    const resolved = fromStatus(status);
+    const resolved = fromStatus(status.value, status.from);
     if (!admin || resolved.mode === 'classic') return resolved;
     // The manifest still says scuttle; say once why its Envoy is neither waited for nor told to quit.
-    return { ...resolved, reason: `${resolved.reason}; ${ADMIN_VARIABLE} (scuttle) does not make it classic`, level: 'info' };
+    return {
+      ...resolved,
+      reason: `${resolved.reason}; ${ENVOY_ADMIN_VARIABLE} (scuttle) does not make it classic`,
+      level: 'info',
+    };
   }
-  const inPod = env['KUBERNETES_SERVICE_HOST'] !== undefined;
+  if (inputs.annotationsWithoutStatus !== undefined && !admin) {
+    return {
+      mode: 'none',
+      reason: `${inputs.annotationsWithoutStatus} has no sidecar.istio.io/status: no Istio sidecar was injected`,
+      level: 'debug',
+    };
+  }
   if (admin) {
     return {
       mode: 'classic',
-      reason: `${ADMIN_VARIABLE} is set (scuttle)${inPod ? '' : ', though not in a Kubernetes pod'}: assuming a classic sidecar`,
+      reason: `${ENVOY_ADMIN_VARIABLE} is set (scuttle)${inPod ? '' : ', though not in a Kubernetes pod'}: assuming a classic sidecar`,
       level: inPod ? 'debug' : 'info',
     };
   }
@@ -48,15 +66,15 @@ export function resolveMode(setting: SidecarSetting, env: Readonly<Record<string
   return { mode: 'classic', reason: `in a pod without ${STATUS_VARIABLE}: assuming a classic sidecar`, level: 'debug' };
 }
 
-function fromStatus(status: string): ResolvedMode {
+function fromStatus(status: string, from: string): ResolvedMode {
   if (status.trim() === '') {
-    return { mode: 'none', reason: `${STATUS_VARIABLE} is empty: the pod has no injected sidecar`, level: 'debug' };
+    return { mode: 'none', reason: `${from} is empty: the pod has no injected sidecar`, level: 'debug' };
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(status);
   } catch {
-    return unreadable(status, 'it is not JSON');
+    return unreadable(status, from, 'it is not JSON');
   }
   if (listsProxy(parsed, 'initContainers')) {
     return { mode: 'native', reason: `${PROXY_CONTAINER} is a native sidecar (listed under initContainers)`, level: 'debug' };
@@ -64,7 +82,7 @@ function fromStatus(status: string): ResolvedMode {
   if (listsProxy(parsed, 'containers')) {
     return { mode: 'classic', reason: `${PROXY_CONTAINER} is a classic sidecar (listed under containers)`, level: 'debug' };
   }
-  return unreadable(status, `it lists no ${PROXY_CONTAINER} container`);
+  return unreadable(status, from, `it lists no ${PROXY_CONTAINER} container`);
 }
 
 function listsProxy(status: unknown, key: 'initContainers' | 'containers'): boolean {
@@ -73,11 +91,11 @@ function listsProxy(status: unknown, key: 'initContainers' | 'containers'): bool
   return Array.isArray(list) && list.includes(PROXY_CONTAINER);
 }
 
-function unreadable(status: string, why: string): ResolvedMode {
+function unreadable(status: string, from: string, why: string): ResolvedMode {
   const shown = status.length > 120 ? `${status.slice(0, 117)}...` : status;
   return {
     mode: 'classic',
-    reason: `cannot read ${STATUS_VARIABLE} (${why}): ${JSON.stringify(shown)}; assuming a classic sidecar`,
+    reason: `cannot read ${from} (${why}): ${JSON.stringify(shown)}; assuming a classic sidecar`,
     level: 'warn',
   };
 }

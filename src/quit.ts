@@ -1,12 +1,13 @@
-// Telling a classic sidecar to quit: whether to (the policy), how to read each answer (pilot-agent's
-// behaviour), and the retrying POSTs. Nothing here throws, and nothing here changes the exit code.
+// Telling classic sidecars to quit: whether to (the policy), how to read each answer (each kind's rules in
+// sidecar-kinds.ts), and the retrying POSTs. Nothing here throws, and nothing here changes the exit code.
 
+import { type Attempt, describe } from './attempt.ts';
 import type { Clock } from './clock.ts';
-import { describe, type Attempt } from './attempt.ts';
+import { formatDuration } from './duration.ts';
 import type { Http } from './http.ts';
 import type { Logger } from './log.ts';
-import type { QuitPolicy } from './options.ts';
-import { formatDuration } from './duration.ts';
+import type { QuitPolicy } from './options-table.ts';
+import { kindNamed, type SidecarKind } from './sidecar-kinds.ts';
 
 /** always; on-success only after exit 0 (restartPolicy OnFailure needs the proxy for the retry); never. */
 export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
@@ -22,7 +23,7 @@ export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
 
 export type Verdict = 'acknowledged' | 'gone' | 'retry' | 'rejected';
 
-/** What one answer to POST /quitquitquit means. `answeredBefore`: the proxy has answered HTTP before. */
+/** What one answer to a quit means. `answeredBefore`: this listener has accepted a connection before. */
 export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
   switch (attempt.kind) {
     case 'response': {
@@ -32,8 +33,8 @@ export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
       return 'rejected'; // 404 wrong path, 405 wrong method, 403 not from localhost: retrying cannot help.
     }
     case 'refused':
-      // pilot-agent closes its listener as soon as it accepts a quit: refused after an answer means gone.
-      // Refused before any answer: the agent may not listen yet (the job's container can start first).
+      // A sidecar closes its listener as soon as it accepts a quit: refused after an answer means gone.
+      // Refused before any answer: it may not listen yet (the job's container can start first).
       return answeredBefore ? 'gone' : 'retry';
     case 'reset':
     case 'timeout':
@@ -53,20 +54,24 @@ export function backoffMs(retry: number): number {
 
 export interface QuitResult {
   readonly url: URL;
-  readonly verdict: 'acknowledged' | 'gone' | 'rejected' | 'gave-up';
+  readonly kind: SidecarKind;
+  /** not-enabled: the sidecar answered that its quit endpoint is switched off. */
+  readonly verdict: 'acknowledged' | 'gone' | 'rejected' | 'not-enabled' | 'gave-up';
   readonly attempts: number;
   readonly elapsedMs: number;
-  readonly last: string;
+  readonly last: Attempt;
 }
 
 export interface QuitParams {
   readonly urls: readonly URL[];
+  /** The kind of sidecar behind each URL, for its rules and hints; Istio unless told. */
+  readonly kindOf?: (url: URL) => SidecarKind;
   readonly timeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly http: Http;
   readonly clock: Clock;
   readonly log: Logger;
-  /** Whether the proxy behind this quit URL answered the readiness check (any status) before quitting began. */
+  /** Whether this URL's host and port accepted a connection before quitting began. */
   readonly answeredBefore: (url: URL) => boolean;
 }
 
@@ -79,13 +84,14 @@ export async function quitProxy(params: QuitParams): Promise<QuitResult[]> {
 
 async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<QuitResult> {
   const { http, clock, log, requestTimeoutMs } = params;
+  const kind = params.kindOf?.(url) ?? kindNamed('istio');
   const started = clock.now();
   let answered = params.answeredBefore(url);
   let attempts = 0;
   let last: Attempt = { kind: 'timeout' };
 
   const done = (verdict: QuitResult['verdict']): QuitResult => {
-    const result: QuitResult = { url, verdict, attempts, elapsedMs: clock.now() - started, last: describe(last) };
+    const result: QuitResult = { url, kind, verdict, attempts, elapsedMs: clock.now() - started, last };
     report(log, result);
     return result;
   };
@@ -97,6 +103,10 @@ async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<
       attempts += 1;
       const cutShort = remaining < requestTimeoutMs;
       const attempt = await http.attempt('POST', url, Math.min(requestTimeoutMs, remaining));
+      if (kind.notEnabled?.(attempt) === true) {
+        last = attempt;
+        return done('not-enabled');
+      }
       const verdict = judge(attempt, answered);
       if (verdict !== 'retry') {
         last = attempt;
@@ -116,40 +126,53 @@ async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<
 }
 
 function report(log: Logger, result: QuitResult): void {
-  const { url, attempts, elapsedMs, last } = result;
+  const { url, attempts, elapsedMs, kind } = result;
+  const last = describe(result.last);
+  const who = kind.label;
   const fields = { url: url.href, attempts, ms: Math.round(elapsedMs), last };
   const tally = `${attempts} attempt${attempts === 1 ? '' : 's'}, ${formatDuration(elapsedMs)}`;
   switch (result.verdict) {
     case 'acknowledged':
-      log.info(`proxy acknowledged the quit (POST ${url.href}: ${tally})`, fields);
+      log.info(`${who} acknowledged the quit (POST ${url.href}: ${tally})`, fields);
       return;
     case 'gone':
-      log.info(`proxy already gone (POST ${url.href} refused after it had answered: ${tally})`, fields);
+      log.info(`${who} already gone (POST ${url.href} refused after it had answered: ${tally})`, fields);
+      return;
+    case 'not-enabled':
+      log.warn(
+        `${who} says its quit endpoint is not enabled: POST ${url.href} answered ${last} (${tally}); ` +
+          `enable it with ${kind.enableQuit}`,
+        fields,
+      );
       return;
     case 'rejected':
-      log.warn(`proxy rejected the quit, not retrying: POST ${url.href} answered ${last} (${tally})${hint(last)}`, fields);
+      log.warn(`${who} rejected the quit, not retrying: POST ${url.href} answered ${last} (${tally})${hint(result)}`, fields);
       return;
     case 'gave-up':
-      log.warn(`gave up telling the proxy to quit: POST ${url.href}, last: ${last} (${tally})`, fields);
+      log.warn(`gave up telling the ${who} to quit: POST ${url.href}, last: ${last} (${tally})${hint(result)}`, fields);
       return;
   }
 }
 
-function hint(last: string): string {
-  if (last.startsWith('HTTP 403')) return '; pilot-agent accepts a quit only from a loopback address';
-  if (last.startsWith('HTTP 404')) return '; check the path: pilot-agent listens for /quitquitquit on 15020';
-  if (last.startsWith('HTTP 405')) return '; the quit endpoint takes POST only';
-  return '';
+/** The hint that fits the last answer, from the kind's table; the answer is read as it is, never from text. */
+function hint({ kind, last, verdict }: QuitResult): string {
+  const text =
+    verdict === 'rejected' && last.kind === 'response'
+      ? kind.rejectHints?.[last.status]
+      : verdict === 'gave-up'
+        ? kind.gaveUpHint
+        : undefined;
+  return text === undefined ? '' : `; ${text}`;
 }
 
 /** Istio's own ports on one pod: Envoy's admin, pilot-agent's status server, Envoy's health listener. */
 const ISTIO_PORTS = new Set(['15000', '15020', '15021']);
-const portOf = (url: URL): string => url.port || (url.protocol === 'https:' ? '443' : '80');
+export const portOf = (url: URL): string => url.port || (url.protocol === 'https:' ? '443' : '80');
 
 /**
- * Whether an answer from the readiness URL proves that this quit URL's listener was up: the same host, and
- * the same port or two of Istio's. Another sidecar's quit endpoint (GENERIC_QUIT_ENDPOINTS) proves nothing
- * by Envoy's answer, so a refusal there is retried, not taken for "already gone".
+ * Whether this quit URL belongs to the proxy behind the readiness URL: the same host, and the same port or two
+ * of Istio's. Another sidecar's quit endpoint (GENERIC_QUIT_ENDPOINTS) is not Istio's, so Istio's hints do not
+ * fit its answers.
  */
 export function sameProxy(readyUrl: URL, quitUrl: URL): boolean {
   const sameHost = readyUrl.hostname === quitUrl.hostname || (isLoopback(readyUrl) && isLoopback(quitUrl));
@@ -157,8 +180,13 @@ export function sameProxy(readyUrl: URL, quitUrl: URL): boolean {
   return sameHost && (ready === quit || (ISTIO_PORTS.has(ready) && ISTIO_PORTS.has(quit)));
 }
 
-/** pilot-agent answers 403 to a quit that does not come from loopback. */
+/** Most sidecars (pilot-agent, linkerd-proxy) accept a quit only from a loopback address. */
 export function isLoopback(url: URL): boolean {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A listener's identity for the "already gone" rule: loopback addresses are one host. */
+export function listenerKey(url: URL): string {
+  return `${isLoopback(url) ? 'loopback' : url.hostname}:${portOf(url)}`;
 }

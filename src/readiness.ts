@@ -1,12 +1,21 @@
-// Poll the proxy's readiness URL until it answers 2xx, the deadline passes, or a signal cancels the wait.
+// Poll a sidecar's readiness URL until it answers 2xx, the deadline passes, or a signal cancels the wait.
+// The result says what the wait learned: whether the listener answered at all (so a refusal later means
+// it is gone), and the last answer, still typed.
 
+import type { Attempt } from './attempt.ts';
 import type { Clock } from './clock.ts';
-import { describe, type Attempt } from './attempt.ts';
 import type { Http } from './http.ts';
 
 export type Readiness =
   | { readonly kind: 'ready'; readonly elapsedMs: number; readonly attempts: number }
-  | { readonly kind: 'timeout'; readonly elapsedMs: number; readonly attempts: number; readonly last: string }
+  | {
+      readonly kind: 'timeout';
+      readonly elapsedMs: number;
+      readonly attempts: number;
+      readonly last: Attempt;
+      /** Some attempt got an HTTP answer: the listener was up. */
+      readonly answered: boolean;
+    }
   | { readonly kind: 'cancelled' };
 
 export interface ReadinessParams {
@@ -17,19 +26,19 @@ export interface ReadinessParams {
   readonly http: Http;
   readonly clock: Clock;
   readonly cancel: AbortSignal;
-  /** Called after every attempt that was not ready (an HTTP answer proves the proxy listens). */
-  readonly onAttempt: (attempt: Attempt, n: number) => void;
+  /** Called after every attempt that was not ready, for the debug log. */
+  readonly onAttempt?: (attempt: Attempt, n: number) => void;
 }
 
 /** True for the statuses that mean ready: Istio keeps answering 200 once it is. */
-export const isReady = (attempt: Attempt): boolean =>
-  attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
+export const isReady = (attempt: Attempt): boolean => attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
 
 export async function waitUntilReady(params: ReadinessParams): Promise<Readiness> {
   const { url, timeoutMs, intervalMs, requestTimeoutMs, http, clock, cancel, onAttempt } = params;
   const started = clock.now();
   const deadline = started + timeoutMs;
   let attempts = 0;
+  let answered = false;
   let last: Attempt = { kind: 'timeout' };
 
   // GET at once, then every interval (measured from the start of each attempt).
@@ -37,13 +46,14 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
     if (cancel.aborted) return { kind: 'cancelled' };
     const attemptStart = clock.now();
     const remaining = deadline - attemptStart;
-    if (remaining <= 0) return { kind: 'timeout', elapsedMs: attemptStart - started, attempts, last: describe(last) };
+    if (remaining <= 0) return { kind: 'timeout', elapsedMs: attemptStart - started, attempts, last, answered };
 
     attempts += 1;
     const attempt = await http.attempt('GET', url, Math.min(requestTimeoutMs, remaining), cancel);
     if (attempt.kind === 'aborted') return { kind: 'cancelled' };
     if (isReady(attempt)) return { kind: 'ready', elapsedMs: clock.now() - started, attempts };
-    onAttempt(attempt, attempts);
+    if (attempt.kind === 'response') answered = true;
+    onAttempt?.(attempt, attempts);
     // A last attempt that timed out only because the deadline came would hide the answer before it.
     if (!(attempt.kind === 'timeout' && remaining < requestTimeoutMs && attempts > 1)) last = attempt;
 

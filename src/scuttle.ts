@@ -5,8 +5,8 @@
 // variables are settled here, the way scuttle settled them. docs/MIGRATING.md tells the same story.
 
 import { formatDuration, quote } from './duration.ts';
-import { durationAtLeast, httpUrl, urlList } from './values.ts';
-import type { Options } from './options.ts';
+import { durationAtLeast, httpUrl, redact, urlList } from './values.ts';
+import { ENVOY_ADMIN_VARIABLE, type Options } from './options-table.ts';
 
 /** In the order of the migration table; the info line lists them in this order. */
 export const SCUTTLE_VARIABLES = [
@@ -25,7 +25,7 @@ export const SCUTTLE_VARIABLES = [
 export type ScuttleVariable = (typeof SCUTTLE_VARIABLES)[number];
 
 /** Envoy's admin API: besides the readiness URL, its presence means a classic sidecar (see mode.ts). */
-export const ADMIN_VARIABLE: ScuttleVariable = 'ENVOY_ADMIN_API';
+export const ADMIN_VARIABLE: ScuttleVariable = ENVOY_ADMIN_VARIABLE;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -51,8 +51,10 @@ export interface ScuttleSettings {
   readonly options: Partial<Options>;
   /** One per variable that was set and could be read, in SCUTTLE_VARIABLES order. false booleans are left out. */
   readonly effects: readonly Effect[];
-  /** `NAME: "value" is not ... (allowed)`, like options.ts's own. */
+  /** `NAME: "value" is not ... (allowed)`, like the option table's own. */
   readonly errors: readonly string[];
+  /** ENVOY_ADMIN_API is set, even to a bad value: a classic sidecar to quit (mode.ts), read here only. */
+  readonly envoyAdmin: boolean;
 }
 
 /** Reads scuttle's variables. `defaultQuitUrls` is what GENERIC_QUIT_ENDPOINTS adds to when ISTIO_QUIT_API is unset. */
@@ -119,29 +121,40 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
     else if (winner !== undefined) inert(variable, `overridden by ${winner}`);
     else {
       winner = variable;
-      sets(variable, { readyTimeout: ms, startWithoutProxy: runAnyway },
-        `--ready-timeout ${formatDuration(ms)}`, runAnyway ? '--start-without-proxy' : '--no-start-without-proxy');
+      sets(
+        variable,
+        { readyTimeout: ms, startWithoutProxy: runAnyway },
+        `--ready-timeout ${formatDuration(ms)}`,
+        runAnyway ? '--start-without-proxy' : '--no-start-without-proxy',
+      );
     }
   }
 
   if (generic !== undefined) {
     const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map((url) => url.href).join(', ')})` : '';
-    sets('GENERIC_QUIT_ENDPOINTS', { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
-      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`);
+    sets(
+      'GENERIC_QUIT_ENDPOINTS',
+      { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
+      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`,
+    );
   }
   if (logging === false) sets('SCUTTLE_LOGGING', { logLevel: 'warn' }, '--log-level warn');
   if (quitRequestTimeout !== undefined) {
     sets('QUIT_REQUEST_TIMEOUT', { requestTimeout: quitRequestTimeout }, `--request-timeout ${formatDuration(quitRequestTimeout)}`);
   }
 
-  return { options, effects: sortEffects(effects), errors };
+  const envoyAdmin = scuttleValue(env, ADMIN_VARIABLE) !== undefined;
+  return { options, effects: sortEffects(effects), errors, envoyAdmin };
 }
 
 /**
  * The one info line: each variable with the flags it stands for, or why it does nothing. `overriddenBy` names
  * the flag or ISTIO_JOB_RUN_* variable that set an option instead, or undefined when the scuttle value holds.
  */
-export function describeScuttle(effects: readonly Effect[], overriddenBy: (option: keyof Options) => string | undefined): string | undefined {
+export function describeScuttle(
+  effects: readonly Effect[],
+  overriddenBy: (option: keyof Options) => string | undefined,
+): string | undefined {
   if (effects.length === 0) return undefined;
   const items = effects.map((effect) => {
     if (effect.kind === 'inert') return `${effect.variable} (${effect.why})`;
@@ -176,13 +189,15 @@ function bool(raw: string): boolean {
 const duration = (min: number) => durationAtLeast(min, { go: true });
 
 /** A URL that a path is appended to, as scuttle did (`<value>/ready`): no query or fragment to append after. */
-const baseUrl = (example: string) => (raw: string): URL => {
-  const url = httpUrl(raw, example);
-  if (url.search !== '' || url.hash !== '') {
-    throw new Error(`${quote(raw)} has a query or fragment; a path is appended to it (example: ${example})`);
-  }
-  return url;
-};
+const baseUrl =
+  (example: string) =>
+  (raw: string): URL => {
+    const url = httpUrl(raw, example);
+    if (url.search !== '' || url.hash !== '') {
+      throw new Error(`${quote(redact(raw))} has a query or fragment; a path is appended to it (example: ${example})`);
+    }
+    return url;
+  };
 
 /** `http://127.0.0.1:15000` or `http://127.0.0.1:15000/` + `ready` -> `http://127.0.0.1:15000/ready`. */
 function append(base: URL, path: string): URL {

@@ -7,8 +7,13 @@ import type { Logger } from './log.ts';
 
 /** Forwarded to the command, each delivery once, in the order the wrapper receives them. */
 export const FORWARDED: readonly NodeJS.Signals[] = [
-  'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM', // stop requests: kubelet, docker stop, Ctrl-C
-  'SIGUSR1', 'SIGUSR2', 'SIGWINCH', // application-defined and terminal resize
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGTERM', // stop requests: kubelet, docker stop, Ctrl-C
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGWINCH', // application-defined and terminal resize
   'SIGALRM', // a timer someone outside set for the job
   'SIGPWR', // some container managers (LXC) ask init to power off with it
 ];
@@ -71,8 +76,7 @@ export function signalNumber(name: string): number {
   return NUMBERS[name] ?? 0;
 }
 
-const isForwarded = (signal: number): boolean =>
-  FORWARDED_NUMBERS.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
+const isForwarded = (signal: number): boolean => FORWARDED_NUMBERS.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
 
 /**
  * What a signal does; pure, so it is tested from a table. `fromTerminal`: the kernel's terminal driver sent
@@ -140,7 +144,9 @@ export function createSignalRouter(source: SignalSource, log: Logger, directFrom
         log.debug(`${name} came from the terminal, which also sent it to the command`);
         return;
       case 'ignore':
-        log.debug(`ignored ${name} (${phase === 'before' ? 'the command has not started' : phase === 'after' ? 'the command has ended' : 'never forwarded'})`);
+        log.debug(
+          `ignored ${name} (${phase === 'before' ? 'the command has not started' : phase === 'after' ? 'the command has ended' : 'never forwarded'})`,
+        );
         return;
     }
   };

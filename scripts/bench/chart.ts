@@ -34,7 +34,8 @@ function scale(values: readonly number[]): { lo: number; hi: number; x: (value: 
   const hi = 10 ** Math.ceil(Math.log10(Math.max(...positive)));
   const left = CHART.labelWidth;
   const width = CHART.width - CHART.labelWidth - CHART.rightMargin;
-  const x = (value: number): number => left + (width * (Math.log10(Math.max(value, lo)) - Math.log10(lo))) / (Math.log10(hi) - Math.log10(lo));
+  const x = (value: number): number =>
+    left + (width * (Math.log10(Math.max(value, lo)) - Math.log10(lo))) / (Math.log10(hi) - Math.log10(lo));
   return { lo, hi, x };
 }
 
@@ -57,8 +58,10 @@ function row(r: ChartRow, top: number, x: (value: number) => number): string {
   const s = summarize(r.values);
   const mid = top + CHART.rowHeight / 2;
   const half = CHART.rowHeight * 0.28;
-  const dots = r.values.map((v, i) =>
-    `<circle cx="${x(v).toFixed(1)}" cy="${(mid + jitter(i) * CHART.rowHeight * JITTER_SHARE).toFixed(1)}" r="${CHART.dotRadius}"/>`);
+  const dots = r.values.map(
+    (v, i) =>
+      `<circle cx="${x(v).toFixed(1)}" cy="${(mid + jitter(i) * CHART.rowHeight * JITTER_SHARE).toFixed(1)}" r="${CHART.dotRadius}"/>`,
+  );
   return [
     `<text x="12" y="${mid - 3}" font-size="13" fill="${TEXT_COLOR}">${xml(r.label)}</text>`,
     `<text x="12" y="${mid + 13}" font-size="11" fill="${MUTED_COLOR}">${xml(`median ${ms(s.median)} · worst ${ms(s.max)} · n=${s.n}`)}</text>`,
@@ -72,12 +75,17 @@ function row(r: ChartRow, top: number, x: (value: number) => number): string {
 
 /** A panel's dashed target lines; neighbouring labels sit on opposite sides of their lines. */
 function targetLines(panel: ChartPanel, top: number, bottom: number, x: (value: number) => number): string {
-  return [...panel.targets].sort((a, b) => a.value - b.value).map((t, i, all) => {
-    const px = x(t.value);
-    const before = all.length > 1 && i % 2 === 0;
-    return `<line x1="${px.toFixed(1)}" x2="${px.toFixed(1)}" y1="${top}" y2="${bottom}" stroke="${TARGET_COLOR}" stroke-dasharray="5 4"/>` +
-      `<text x="${(px + (before ? -4 : 4)).toFixed(1)}" y="${top - 5}" font-size="11" fill="${TARGET_COLOR}" text-anchor="${before ? 'end' : 'start'}">${xml(t.label)}</text>`;
-  }).join('\n');
+  return [...panel.targets]
+    .sort((a, b) => a.value - b.value)
+    .map((t, i, all) => {
+      const px = x(t.value);
+      const before = all.length > 1 && i % 2 === 0;
+      return (
+        `<line x1="${px.toFixed(1)}" x2="${px.toFixed(1)}" y1="${top}" y2="${bottom}" stroke="${TARGET_COLOR}" stroke-dasharray="5 4"/>` +
+        `<text x="${(px + (before ? -4 : 4)).toFixed(1)}" y="${top - 5}" font-size="11" fill="${TARGET_COLOR}" text-anchor="${before ? 'end' : 'start'}">${xml(t.label)}</text>`
+      );
+    })
+    .join('\n');
 }
 
 /** The whole SVG document. */
@@ -98,8 +106,10 @@ export function renderChart(title: string, subtitle: string, panels: readonly Ch
   const height = axisY + CHART.axisHeight;
   const grid = ticks(lo, hi).map((t) => {
     const px = x(t).toFixed(1);
-    return `<line x1="${px}" x2="${px}" y1="${CHART.top}" y2="${axisY}" stroke="${GRID_COLOR}"/>` +
-      `<text x="${px}" y="${axisY + 15}" font-size="11" fill="${MUTED_COLOR}" text-anchor="middle">${tickLabel(t)}</text>`;
+    return (
+      `<line x1="${px}" x2="${px}" y1="${CHART.top}" y2="${axisY}" stroke="${GRID_COLOR}"/>` +
+      `<text x="${px}" y="${axisY + 15}" font-size="11" fill="${MUTED_COLOR}" text-anchor="middle">${tickLabel(t)}</text>`
+    );
   });
   const plotMid = (CHART.labelWidth + CHART.width - CHART.rightMargin) / 2;
   return [

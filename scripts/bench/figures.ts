@@ -19,7 +19,12 @@ export interface Figures {
   readonly quit: { readonly answered: Summary; readonly after503x2: Summary };
   readonly stdout: Record<StdoutVariant, Summary> & { readonly ratio: number };
   readonly memory: Record<MemoryMode, { readonly vmHwmMiB: Summary; readonly rssAnonMiB: Summary }>;
-  readonly size: { readonly executableMiB: number; readonly executableGzipMiB: number; readonly bundleMiB: number; readonly bundleGzipMiB: number };
+  readonly size: {
+    readonly executableMiB: number;
+    readonly executableGzipMiB: number;
+    readonly bundleMiB: number;
+    readonly bundleGzipMiB: number;
+  };
 }
 
 /** Latency samples of some scenarios. */
@@ -46,7 +51,12 @@ export interface Raw {
 /** Every figure of the report. */
 export function figuresOf(raw: Raw): Figures {
   const start = raw.startup.samples;
-  const startup = { wrapper: summarize(start.wrapper), node: summarize(start.node), tini: summarize(start.tini), true: summarize(start.true) };
+  const startup = {
+    wrapper: summarize(start.wrapper),
+    node: summarize(start.node),
+    tini: summarize(start.tini),
+    true: summarize(start.true),
+  };
   const stdout = {
     direct: summarize(raw.stdout.filter((r) => r.variant === 'direct').map((r) => r.mibPerSecond)),
     wrapper: summarize(raw.stdout.filter((r) => r.variant === 'wrapper').map((r) => r.mibPerSecond)),
@@ -63,7 +73,10 @@ export function figuresOf(raw: Raw): Figures {
       wrapper: summarize(pick(raw.latency, ['quit-200', 'quit-503x2'], 'detectionMs')),
       pilotAgent: summarize(pick(raw.latency, ['pilot-agent'], 'detectionMs')),
     },
-    quit: { answered: summarize(pick(raw.latency, ['quit-200'], 'quitMs')), after503x2: summarize(pick(raw.latency, ['quit-503x2'], 'quitMs')) },
+    quit: {
+      answered: summarize(pick(raw.latency, ['quit-200'], 'quitMs')),
+      after503x2: summarize(pick(raw.latency, ['quit-503x2'], 'quitMs')),
+    },
     stdout: { ...stdout, ratio: round3(stdout.wrapper.median / stdout.direct.median) },
     memory: { none: memoryOf(raw.memory, 'none'), classic: memoryOf(raw.memory, 'classic') },
     size: {

@@ -19,4 +19,5 @@ export const percent = (fraction: number): string => `${fraction >= 0 ? '+' : ''
 export const cell = (text: string): string => text.replace(/\|/g, '\\|');
 
 /** Escapes text for XML (the chart). */
-export const xml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+export const xml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -62,7 +62,18 @@ async function turnReadyAtRandom(sidecar: Sidecar, polling: Promise<void>): Prom
 /** One life of the wrapper in classic mode: wait, run the job, quit. */
 async function wrapperRun(wrapper: string, scenario: Exclude<Scenario, 'pilot-agent'>): Promise<LatencyRun> {
   const sidecar = await Sidecar.start({ readyAfter: Number.POSITIVE_INFINITY, quitScript: QUIT_SCRIPTS[scenario] });
-  const args = ['--sidecar', 'classic', '--log-level', 'warn', '--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, '--', ...JOB];
+  const args = [
+    '--sidecar',
+    'classic',
+    '--log-level',
+    'warn',
+    '--ready-url',
+    sidecar.readyUrl,
+    '--quit-url',
+    sidecar.quitUrl,
+    '--',
+    ...JOB,
+  ];
   const job = launch(wrapper, args, ['pipe', 'pipe'], TIMEOUT_MS.lifecycle);
   try {
     const output = watchJob(job);
@@ -88,7 +99,8 @@ async function wrapperRun(wrapper: string, scenario: Exclude<Scenario, 'pilot-ag
 function checkQuit(sidecar: Sidecar, scenario: Exclude<Scenario, 'pilot-agent'>): void {
   const statuses = sidecar.quitRequests.map((r) => r.status);
   const expected = [...QUIT_SCRIPTS[scenario], 200];
-  if (statuses.join() !== expected.join()) throw new Error(`${scenario}: the proxy answered the quits ${statuses.join(', ')}, expected ${expected.join(', ')}`);
+  if (statuses.join() !== expected.join())
+    throw new Error(`${scenario}: the proxy answered the quits ${statuses.join(', ')}, expected ${expected.join(', ')}`);
 }
 
 /** One GET as pilot-agent's checkIfReady does it: ready only on 200. */
@@ -145,7 +157,8 @@ export async function measureLatencies(wrapper: string, rounds: number, progress
   const runs: LatencyRun[] = [];
   const kinds: readonly Scenario[] = ['quit-200', 'quit-503x2', 'pilot-agent', 'pilot-agent'];
   for (let i = 0; i < rounds; i++) {
-    for (const scenario of shuffled(kinds)) runs.push(scenario === 'pilot-agent' ? await pilotAgentRun() : await wrapperRun(wrapper, scenario));
+    for (const scenario of shuffled(kinds))
+      runs.push(scenario === 'pilot-agent' ? await pilotAgentRun() : await wrapperRun(wrapper, scenario));
     progress(i + 1);
   }
   return runs;

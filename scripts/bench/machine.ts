@@ -24,14 +24,20 @@ export interface Machine {
 
 /** A field of /proc/cpuinfo or /proc/meminfo ("name : value" lines). */
 function procField(file: string, name: string): string | undefined {
-  const line = readFileSync(file, 'utf8').split('\n').find((candidate) => candidate.startsWith(name));
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith(name));
   return line?.split(':')[1]?.trim();
 }
 
 /** The git commit of the sources, and whether src/ or the build differs from it (others may be editing). */
 function gitState(): { commit: string; uncommittedSources: boolean } {
   const commit = toolOutput('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], TIMEOUT_MS.tool) ?? 'unknown';
-  const changes = toolOutput('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'scripts/build.ts', 'package.json'], TIMEOUT_MS.tool);
+  const changes = toolOutput(
+    'git',
+    ['-C', root, 'status', '--porcelain', '--', 'src', 'scripts/build.ts', 'package.json'],
+    TIMEOUT_MS.tool,
+  );
   return { commit, uncommittedSources: changes !== undefined && changes !== '' };
 }
 
@@ -51,7 +57,7 @@ export function describeMachine(): Machine {
   return {
     cpus: availableParallelism(),
     cpuModel: procField('/proc/cpuinfo', 'model name') ?? 'unknown',
-    memoryGiB: Math.round((memKiB * 1024 / GIB) * 10) / 10,
+    memoryGiB: Math.round(((memKiB * 1024) / GIB) * 10) / 10,
     kernel: release(),
     node: process.version,
     embeddedNode: embeddedNode(),

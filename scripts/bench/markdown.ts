@@ -5,7 +5,15 @@ import type { Machine } from './machine.ts';
 import type { Verdict, RowKey } from './targets.ts';
 import type { Summary } from './stats.ts';
 import { cell, mib, ms, throughput, times } from './format.ts';
-import { PILOT_AGENT_WAIT, READY_DELAY_SPAN_MS, MEMORY_SAMPLES, MEMORY_SAMPLE_INTERVAL_MS, STARTUP_WARMUP_ROUNDS, GIB, MIB } from './settings.ts';
+import {
+  PILOT_AGENT_WAIT,
+  READY_DELAY_SPAN_MS,
+  MEMORY_SAMPLES,
+  MEMORY_SAMPLE_INTERVAL_MS,
+  STARTUP_WARMUP_ROUNDS,
+  GIB,
+  MIB,
+} from './settings.ts';
 import type { Runs } from './settings.ts';
 
 export interface Context {
@@ -39,7 +47,15 @@ const bytes = (n: number): string => (n >= GIB ? `${n / GIB} GiB` : `${n / MIB} 
 
 /** A row from a latency-like summary (bad side up: p90 and max). */
 function latencyRow(part: string, what: string, s: Summary, format: (v: number) => string, key?: RowKey): Row {
-  return { part, what, n: String(s.n), median: format(s.median), p90: format(s.p90), worst: format(s.max), ...(key === undefined ? {} : { key }) };
+  return {
+    part,
+    what,
+    n: String(s.n),
+    median: format(s.median),
+    p90: format(s.p90),
+    worst: format(s.max),
+    ...(key === undefined ? {} : { key }),
+  };
 }
 
 /** A row from a throughput summary (bad side down: p10 and min). */
@@ -66,8 +82,15 @@ function rows(ctx: Context): Row[] {
     latencyRow(s, 'node -e 0 (the embedded Node)', startup.node, ms),
     latencyRow(s, 'tini -- true', startup.tini, ms),
     latencyRow(s, 'true', startup.true, ms),
-    { part: s, what: 'istio-job-run / node -e 0: ratio of medians (per-round ratios: p90, worst)', n: String(startup.pairedRatio.n),
-      median: times(startup.ratio), p90: times(startup.pairedRatio.p90), worst: times(startup.pairedRatio.max), key: 'startup-ratio' },
+    {
+      part: s,
+      what: 'istio-job-run / node -e 0: ratio of medians (per-round ratios: p90, worst)',
+      n: String(startup.pairedRatio.n),
+      median: times(startup.ratio),
+      p90: times(startup.pairedRatio.p90),
+      worst: times(startup.pairedRatio.max),
+      key: 'startup-ratio',
+    },
     latencyRow(d, 'istio-job-run (its default poll interval)', detection.wrapper, ms, 'detection-wrapper'),
     latencyRow(d, `pilot-agent wait schedule (${PILOT_AGENT_WAIT.periodMs} ms period), then the command`, detection.pilotAgent, ms),
     latencyRow(q, 'quit answered 200 at once', quit.answered, ms, 'quit-answered'),
@@ -104,7 +127,8 @@ function table(ctx: Context): string {
 /** The machine and the build, as a two-column table. */
 function machineTable(ctx: Context): string {
   const { machine } = ctx;
-  const build = `dist/istio-job-run built ${machine.build.builtAt}, sha256 ${ctx.sha256.slice(0, 16)}…, sources at commit ${machine.build.commit}` +
+  const build =
+    `dist/istio-job-run built ${machine.build.builtAt}, sha256 ${ctx.sha256.slice(0, 16)}…, sources at commit ${machine.build.commit}` +
     (machine.build.uncommittedSources ? ' with uncommitted changes' : '') +
     `; measured as a copy taken when the run started${ctx.distChanged ? ' (dist/ was rebuilt during the run)' : ''}`;
   const entries: [string, string][] = [
@@ -114,9 +138,15 @@ function machineTable(ctx: Context): string {
     ['kernel', machine.kernel],
     ['Node', `${machine.node} runs the bench; the executable embeds ${machine.embeddedNode}`],
     ['date', machine.date],
-    ['load average (1, 5, 15 min)', `${machine.loadAverageAtStart.join(', ')} at the start; ${machine.loadAverageAtEnd?.join(', ') ?? '?'} at the end`],
+    [
+      'load average (1, 5, 15 min)',
+      `${machine.loadAverageAtStart.join(', ')} at the start; ${machine.loadAverageAtEnd?.join(', ') ?? '?'} at the end`,
+    ],
     ['build measured', build],
-    ['runs', `start-up ${ctx.runs.startup} rounds, latencies ${ctx.runs.latency} rounds, stdout ${ctx.runs.stdout}, memory ${ctx.runs.memory}; the bench took ${Math.round(ctx.durationSeconds)} s`],
+    [
+      'runs',
+      `start-up ${ctx.runs.startup} rounds, latencies ${ctx.runs.latency} rounds, stdout ${ctx.runs.stdout}, memory ${ctx.runs.memory}; the bench took ${Math.round(ctx.durationSeconds)} s`,
+    ],
   ];
   return ['| | |', '|---|---|', ...entries.map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`)].join('\n');
 }
@@ -130,19 +160,19 @@ function method(ctx: Context): string {
       'are on the bad side (the slower latency, the lower throughput, the larger memory).',
     '',
     `- **Start-up**: spawn to reaped, timed around a blocking spawn in the bench, after ${STARTUP_WARMUP_ROUNDS} warm-up rounds; ` +
-      'the bench\'s own spawn cost is in every row (the `true` row shows it).',
+      "the bench's own spawn cost is in every row (the `true` row shows it).",
     `- **Readiness**: a stand-in of istio-proxy (\`test/support/sidecar.ts\`) answers 503 until the bench turns it ready, at a ` +
       `uniformly random moment 0-${READY_DELAY_SPAN_MS} ms after the first readiness request; the time runs until the command's first ` +
       `stdout byte reaches the bench. The pilot-agent row simulates \`pilot-agent wait\` in the bench (sleep ${PILOT_AGENT_WAIT.periodMs} ms, GET with ` +
       `a ${PILOT_AGENT_WAIT.requestTimeoutMs} ms timeout, ready on 200, repeat) against the same stand-in, then starts the same command; in a pod, ` +
-      'kubelet\'s container start would come on top.',
-    '- **Quit**: from the command\'s last stdout byte to the wrapper\'s exit, the stand-in acknowledging the quit at once (Istio 1.26+) ' +
-      'or after answering 503 twice (the wrapper\'s retry backoff comes in between).',
+      "kubelet's container start would come on top.",
+    "- **Quit**: from the command's last stdout byte to the wrapper's exit, the stand-in acknowledging the quit at once (Istio 1.26+) " +
+      "or after answering 503 twice (the wrapper's retry backoff comes in between).",
     `- **stdout**: \`head -c ${ctx.stdoutBytes} /dev/zero\` into a pipe the bench drains, alone and as the wrapper's command; ` +
       'throughput runs from the first byte to the last, so start-up is not in it.',
     `- **Memory**: \`/proc/PID/status\` of the wrapper, ${MEMORY_SAMPLES} samples ${MEMORY_SAMPLE_INTERVAL_MS} ms apart while the command waits ` +
       'for a line on stdin; `sync` ran first, so dirty page-cache pages of a freshly written executable do not inflate RSS. VmHWM is the ' +
-      'peak of the wrapper\'s whole life; the target is judged on the largest.',
+      "peak of the wrapper's whole life; the target is judged on the largest.",
     `- **Size**: bytes on disk, and \`gzip -${ctx.gzipLevel}\` of the executable and of a tarball of \`dist/bundle/\` (as the release ships it).`,
   ].join('\n');
 }
@@ -158,14 +188,19 @@ function summaryLine(ctx: Context): string {
 /** What the table cannot say in a cell. */
 function notes(ctx: Context): string {
   const { startup } = ctx.figures;
-  return `Net of the bench's own spawn cost (the \`true\` median, subtracted on both sides) the start-up ratio is ${times(startup.netRatio)}. ` +
-    'The stdout rows count from the first byte to the last: the wrapper\'s start-up is in the start-up rows, not here.';
+  return (
+    `Net of the bench's own spawn cost (the \`true\` median, subtracted on both sides) the start-up ratio is ${times(startup.netRatio)}. ` +
+    "The stdout rows count from the first byte to the last: the wrapper's start-up is in the start-up rows, not here."
+  );
 }
 
 /** The whole document. */
 export function renderMarkdown(ctx: Context): string {
   const smoke = ctx.quick
-    ? ['', `> **Smoke run (\`--quick\`)**: too few runs, ${bytes(ctx.stdoutBytes)} of stdout and \`gzip -${ctx.gzipLevel}\`: it checks the bench works, it is no verdict.`]
+    ? [
+        '',
+        `> **Smoke run (\`--quick\`)**: too few runs, ${bytes(ctx.stdoutBytes)} of stdout and \`gzip -${ctx.gzipLevel}\`: it checks the bench works, it is no verdict.`,
+      ]
     : [];
   return [
     '<!-- Generated by scripts/bench.ts: do not edit by hand. -->',

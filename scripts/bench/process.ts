@@ -37,7 +37,12 @@ function killGroup(pid: number): void {
 }
 
 /** Starts a process in a new process group; stderr is always kept for the error message. */
-export function launch(file: string, args: readonly string[], stdio: readonly ['pipe' | 'ignore', 'pipe' | 'ignore'], timeoutMs: number): Launched {
+export function launch(
+  file: string,
+  args: readonly string[],
+  stdio: readonly ['pipe' | 'ignore', 'pipe' | 'ignore'],
+  timeoutMs: number,
+): Launched {
   const spawnedAt = performance.now();
   const child = spawn(file, args, { stdio: [...stdio, 'pipe'] as StdioOptions, detached: true, env: cleanEnv() });
   const pid = child.pid;
@@ -109,13 +114,19 @@ export function timedSync(file: string, args: readonly string[], timeoutMs: numb
   const result = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env, timeout: timeoutMs, killSignal: 'SIGKILL' });
   const elapsed = performance.now() - started;
   if (result.error !== undefined) throw new Error(`${describe(file, args)}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`${describe(file, args)}: exit ${result.status ?? result.signal}; stderr: ${String(result.stderr).trim()}`);
+  if (result.status !== 0)
+    throw new Error(`${describe(file, args)}: exit ${result.status ?? result.signal}; stderr: ${String(result.stderr).trim()}`);
   return elapsed;
 }
 
 /** Output of a short tool (git, sync), or undefined when it fails. */
 export function toolOutput(file: string, args: readonly string[], timeoutMs: number): string | undefined {
-  const result = spawnSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+  const result = spawnSync(file, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+  });
   return result.status === 0 ? result.stdout.trim() : undefined;
 }
 

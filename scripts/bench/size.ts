@@ -45,7 +45,11 @@ async function gzipTree(dir: string, level: number): Promise<number> {
   const tar = launch('tar', ['-cf', '-', '-C', dir, '.'], ['ignore', 'pipe'], TIMEOUT_MS.gzip);
   const gzip = launch('gzip', [`-${level}`, '-c'], ['pipe', 'pipe'], TIMEOUT_MS.gzip);
   (tar.child.stdout as Readable).pipe(gzip.child.stdin as NodeJS.WritableStream);
-  const [bytes] = await Promise.all([countBytes(gzip.child.stdout as Readable), succeeded(tar, `tar ${dir}`), succeeded(gzip, `gzip of ${dir}`)]);
+  const [bytes] = await Promise.all([
+    countBytes(gzip.child.stdout as Readable),
+    succeeded(tar, `tar ${dir}`),
+    succeeded(gzip, `gzip of ${dir}`),
+  ]);
   return bytes;
 }
 

@@ -25,7 +25,11 @@ async function copyOnce(): Promise<Build | undefined> {
   try {
     copyFileSync(DIST_WRAPPER, build.executable);
     cpSync(DIST_BUNDLE, build.bundleDir, { recursive: true });
-    const [copy, inBundle, original] = await Promise.all([sha256(build.executable), sha256(bundled(build.bundleDir)), sha256(DIST_WRAPPER)]);
+    const [copy, inBundle, original] = await Promise.all([
+      sha256(build.executable),
+      sha256(bundled(build.bundleDir)),
+      sha256(DIST_WRAPPER),
+    ]);
     if (copy === inBundle && copy === original) return { ...build, sha256: copy };
   } catch {
     // dist/ was being rewritten: try again.

@@ -18,15 +18,35 @@ export interface Verdict {
   readonly text: string;
 }
 
-export type RowKey = 'startup-ratio' | 'detection-wrapper' | 'quit-answered' | 'stdout-ratio' | 'memory-none' | 'memory-classic' | 'size-executable';
+export type RowKey =
+  | 'startup-ratio'
+  | 'detection-wrapper'
+  | 'quit-answered'
+  | 'stdout-ratio'
+  | 'memory-none'
+  | 'memory-classic'
+  | 'size-executable';
 
 type Format = (value: number) => string;
 
 /** value <= limit (or >= for throughput): met with the margin, or missed by the shortfall and its percentage. */
-function judge(row: RowKey, name: string, target: string, measured: number, limit: number, format: Format, atLeast = false, judged = true): Verdict {
+function judge(
+  row: RowKey,
+  name: string,
+  target: string,
+  measured: number,
+  limit: number,
+  format: Format,
+  atLeast = false,
+  judged = true,
+): Verdict {
   const met = atLeast ? measured >= limit : measured <= limit;
   const gap = Math.abs(measured - limit);
-  const text = !judged ? 'not judged' : met ? `met (${format(gap)} ${atLeast ? 'over' : 'under'})` : `missed by ${format(gap)} (${percent((measured - limit) / limit)})`;
+  const text = !judged
+    ? 'not judged'
+    : met
+      ? `met (${format(gap)} ${atLeast ? 'over' : 'under'})`
+      : `missed by ${format(gap)} (${percent((measured - limit) / limit)})`;
   return { row, name, target, measured, limit, met, judged, text };
 }
 
@@ -35,12 +55,42 @@ export function verdicts(figures: Figures, gzipLevel: number): Verdict[] {
   const { startup, detection, quit, stdout, memory, size } = figures;
   return [
     judge('startup-ratio', 'start-up', `<= ${TARGETS.startupRatio}x node -e 0`, startup.ratio, TARGETS.startupRatio, times),
-    judge('detection-wrapper', 'readiness detection', `median <= ${TARGETS.readyMedianMs} ms`, detection.wrapper.median, TARGETS.readyMedianMs, ms),
-    judge('detection-wrapper', 'readiness detection', `worst <= ${TARGETS.readyWorstMs} ms`, detection.wrapper.max, TARGETS.readyWorstMs, ms),
+    judge(
+      'detection-wrapper',
+      'readiness detection',
+      `median <= ${TARGETS.readyMedianMs} ms`,
+      detection.wrapper.median,
+      TARGETS.readyMedianMs,
+      ms,
+    ),
+    judge(
+      'detection-wrapper',
+      'readiness detection',
+      `worst <= ${TARGETS.readyWorstMs} ms`,
+      detection.wrapper.max,
+      TARGETS.readyWorstMs,
+      ms,
+    ),
     judge('quit-answered', 'quit', `median <= ${TARGETS.quitMedianMs} ms`, quit.answered.median, TARGETS.quitMedianMs, ms),
     judge('stdout-ratio', 'stdout throughput ratio', `>= ${TARGETS.stdoutRatio}x`, stdout.ratio, TARGETS.stdoutRatio, times, true),
-    judge('memory-none', 'peak RSS, --sidecar none', `peak <= ${TARGETS.peakRssMiB} MiB`, memory.none.vmHwmMiB.max, TARGETS.peakRssMiB, mib),
+    judge(
+      'memory-none',
+      'peak RSS, --sidecar none',
+      `peak <= ${TARGETS.peakRssMiB} MiB`,
+      memory.none.vmHwmMiB.max,
+      TARGETS.peakRssMiB,
+      mib,
+    ),
     judge('memory-classic', 'peak RSS, classic', `peak <= ${TARGETS.peakRssMiB} MiB`, memory.classic.vmHwmMiB.max, TARGETS.peakRssMiB, mib),
-    judge('size-executable', 'executable size', `gzip -${GZIP_LEVEL} <= ${TARGETS.gzipMiB} MiB`, size.executableGzipMiB, TARGETS.gzipMiB, mib, false, gzipLevel === GZIP_LEVEL),
+    judge(
+      'size-executable',
+      'executable size',
+      `gzip -${GZIP_LEVEL} <= ${TARGETS.gzipMiB} MiB`,
+      size.executableGzipMiB,
+      TARGETS.gzipMiB,
+      mib,
+      false,
+      gzipLevel === GZIP_LEVEL,
+    ),
   ];
 }

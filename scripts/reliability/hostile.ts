@@ -21,7 +21,13 @@ export async function runHostileSuite(parallel: number, tries?: number): Promise
   await simulatePods(HOSTILE_CASES, parallel, async (hostile) => {
     const count = tries ?? hostile.tries.long;
     const lines = await runHostile('long', [hostile.name], { tries: count, timeoutMs: 120_000 + count * 30_000 });
-    rows.set(hostile.name, { name: hostile.name, about: hostile.about, tries: lines.length, ok: lines.filter((l) => l.ok).length, outcomes: tally(lines) });
+    rows.set(hostile.name, {
+      name: hostile.name,
+      about: hostile.about,
+      tries: lines.length,
+      ok: lines.filter((l) => l.ok).length,
+      outcomes: tally(lines),
+    });
     process.stderr.write(`hostile: ${hostile.name}: ${lines.filter((l) => l.ok).length}/${lines.length}\n`);
   });
   return HOSTILE_CASES.map((hostile) => rows.get(hostile.name)).filter((row): row is HostileRow => row !== undefined);
@@ -51,7 +57,7 @@ export function hostileSection(rows: readonly HostileRow[]): string[] {
       `${ok} as expected, ${tries - ok} not. Every try drives the portable bundle (dist/bundle/istio-job-run) in a network namespace ` +
       'of its own, with the sidecar stand-in on the real ports 15020/15021; "as PID 1" means PID 1 of a new PID namespace; "loaded" ' +
       'means a busy loop per core while it runs. Signals sent during start-up are sent with every signal blocked at exec, so none is ' +
-      'lost before the program\'s first instruction.',
+      "lost before the program's first instruction.",
     '',
     '| case | what was sent, and what must come back | tries | as expected | what came back (count: outcome, e.g. one try) |',
     '|---|---|---|---|---|',

@@ -73,11 +73,15 @@ describe('--install', () => {
 
   const failures: [string, () => string, RegExp][] = [
     ['a missing DIR', () => join(scratch, 'no-such-dir'), /--install: ".*no-such-dir" does not exist/],
-    ['a file', () => {
-      const file = join(scratch, `file-${++counter}`);
-      writeFileSync(file, '');
-      return file;
-    }, /is not a directory/],
+    [
+      'a file',
+      () => {
+        const file = join(scratch, `file-${++counter}`);
+        writeFileSync(file, '');
+        return file;
+      },
+      /is not a directory/,
+    ],
   ];
   for (const [name, target, message] of failures) {
     test(`${name}: a clear error, exit 125`, async () => {
@@ -123,27 +127,35 @@ describe('in an image without libc', { skip: chrootsWork() }, () => {
     try {
       cpSync(BUNDLE, join(image.path, 'opt', 'istio-job-run'), { recursive: true });
       shared = freshDir();
-      const result = await inChroot(image, ['/opt/istio-job-run/istio-job-run', '--install', '/shared'],
-        { mounts: [[shared, '/shared']] }).finished;
+      const result = await inChroot(image, ['/opt/istio-job-run/istio-job-run', '--install', '/shared'], { mounts: [[shared, '/shared']] })
+        .finished;
       assert.equal(result.code, 0, result.stderr);
       assert.ok(readdirSync(shared).includes('istio-job-run'));
-      assert.deepEqual(execFileSync('ls', [image.path], { encoding: 'utf8' }).split('\n').filter(Boolean).sort(), ['opt', 'proc', 'shared']);
+      assert.deepEqual(execFileSync('ls', [image.path], { encoding: 'utf8' }).split('\n').filter(Boolean).sort(), [
+        'opt',
+        'proc',
+        'shared',
+      ]);
     } finally {
       image.remove();
     }
   });
 
   test('the job container: exit code and output intact, mounted elsewhere than installed', async () => {
-    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo out; echo err >&2; exit 3'],
-      { mounts: tools() }).finished;
+    const result = await inChroot(
+      job,
+      ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo out; echo err >&2; exit 3'],
+      { mounts: tools() },
+    ).finished;
     assert.equal(result.code, 3, result.stderr);
     assert.equal(result.stdout, 'out\n');
     assert.equal(result.stderr, 'err\n');
   });
 
   test('signals: a TERM to PID 1 (the installed copy) reaches the job, exit 143', async () => {
-    const running = inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo ready; exec sleep 30'],
-      { mounts: tools() });
+    const running = inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/bin/sh', '-c', 'echo ready; exec sleep 30'], {
+      mounts: tools(),
+    });
     await running.line(/^ready$/);
     process.kill(pidOne(running.pid), 'SIGTERM');
     const result = await running.finished;
@@ -151,7 +163,8 @@ describe('in an image without libc', { skip: chrootsWork() }, () => {
   });
 
   test('a missing command in that image: 127', async () => {
-    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/usr/bin/python3'], { mounts: tools() }).finished;
+    const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'none', '--', '/usr/bin/python3'], { mounts: tools() })
+      .finished;
     assert.equal(result.code, 127);
     assert.match(result.stderr, /\/usr\/bin\/python3: not found/);
   });
@@ -165,11 +178,29 @@ describe('in an image without libc', { skip: chrootsWork() }, () => {
   test('classic mode from that image: waits, runs, quits, over real HTTP', async () => {
     const sidecar = await Sidecar.start({ readyAfter: 2 });
     try {
-      const result = await inChroot(job, ['/opt/tools/istio-job-run', '--sidecar', 'classic', '--ready-url', sidecar.readyUrl,
-        '--quit-url', sidecar.quitUrl, '--', '/bin/sh', '-c', 'exit 0'], { mounts: tools() }).finished;
+      const result = await inChroot(
+        job,
+        [
+          '/opt/tools/istio-job-run',
+          '--sidecar',
+          'classic',
+          '--ready-url',
+          sidecar.readyUrl,
+          '--quit-url',
+          sidecar.quitUrl,
+          '--',
+          '/bin/sh',
+          '-c',
+          'exit 0',
+        ],
+        { mounts: tools() },
+      ).finished;
       assert.equal(result.code, 0, result.stderr);
       assert.equal(sidecar.readyRequests.at(-1)?.status, 200);
-      assert.deepEqual(sidecar.quitRequests.map((r) => r.status), [200]);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => r.status),
+        [200],
+      );
     } finally {
       await sidecar.close();
     }

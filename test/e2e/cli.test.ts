@@ -24,9 +24,23 @@ describe('interface', () => {
   test('--help lists every option and variable on stdout', async () => {
     const result = await run(['--help']);
     assert.equal(result.code, 0);
-    for (const text of ['--sidecar', '--ready-url', '--ready-timeout', '--poll-interval', '--request-timeout',
-      '--start-without-proxy', '--no-wait', '--quit-url', '--quit ', '--quit-timeout', '--log-level', '--log-format',
-      'ISTIO_JOB_RUN_WAIT', 'ISTIO_JOB_RUN_QUIT_URL', 'ISTIO_JOB_RUN_SIDECAR_STATUS']) {
+    for (const text of [
+      '--sidecar',
+      '--ready-url',
+      '--ready-timeout',
+      '--poll-interval',
+      '--request-timeout',
+      '--start-without-proxy',
+      '--no-wait',
+      '--quit-url',
+      '--quit ',
+      '--quit-timeout',
+      '--log-level',
+      '--log-format',
+      'ISTIO_JOB_RUN_WAIT',
+      'ISTIO_JOB_RUN_QUIT_URL',
+      'ISTIO_JOB_RUN_SIDECAR_STATUS',
+    ]) {
       assert.ok(result.stdout.includes(text), `--help mentions ${text}`);
     }
     assert.equal(result.stderr, '');
@@ -51,10 +65,18 @@ describe('interface', () => {
   });
 
   const usageErrors: [string, string[], Record<string, string>, RegExp][] = [
-    ['a bad duration', ['--ready-timeout', 'soon', 'true'], {},
-      /^istio-job-run: --ready-timeout: "soon" is not a duration \(examples: 500ms, 30s, 2m\)$/m],
-    ['a bad variable', ['true'], { ISTIO_JOB_RUN_QUIT: 'sometimes' },
-      /ISTIO_JOB_RUN_QUIT: "sometimes" is not one of always, on-success, never/],
+    [
+      'a bad duration',
+      ['--ready-timeout', 'soon', 'true'],
+      {},
+      /^istio-job-run: --ready-timeout: "soon" is not a duration \(examples: 500ms, 30s, 2m\)$/m,
+    ],
+    [
+      'a bad variable',
+      ['true'],
+      { ISTIO_JOB_RUN_QUIT: 'sometimes' },
+      /ISTIO_JOB_RUN_QUIT: "sometimes" is not one of always, on-success, never/,
+    ],
     ['an unknown flag', ['--frobnicate', 'true'], {}, /unknown option --frobnicate/],
     ['an ftp URL', ['--ready-url', 'ftp://127.0.0.1/x', 'true'], {}, /--ready-url: "ftp:\/\/127.0.0.1\/x" is not an http or https URL/],
     ['an empty value', ['--quit-url=', 'true'], {}, /--quit-url: needs a value/],
@@ -125,7 +147,10 @@ describe('stdio', () => {
     const line = await running.line(/^fds /);
     const own = [0, 1, 2].map((fd) => readlinkSync(`/proc/${running.pid}/fd/${fd}`));
     assert.deepEqual(line.split(' ').slice(1), own);
-    assert.ok(own.every((target) => /^(pipe|socket):/.test(target)), 'the test gave the wrapper pipes, not a terminal');
+    assert.ok(
+      own.every((target) => /^(pipe|socket):/.test(target)),
+      'the test gave the wrapper pipes, not a terminal',
+    );
     running.process.stdin?.end();
     assert.equal((await running.finished).code, 0);
   });
@@ -138,7 +163,9 @@ describe('stdio', () => {
     assert.equal(result.stdoutBytes.length, size);
     assert.ok(result.stdoutBytes.equals(expected));
 
-    const echo = await run(['--sidecar', 'none', '--log-level', 'silent', 'sh', '-c', 'cat; printf "\\377\\000err" >&2'], { input: 'in\u00e9\n' });
+    const echo = await run(['--sidecar', 'none', '--log-level', 'silent', 'sh', '-c', 'cat; printf "\\377\\000err" >&2'], {
+      input: 'in\u00e9\n',
+    });
     assert.equal(echo.stdout, 'in\u00e9\n');
     assert.equal(echo.stderr, '\ufffd\u0000err');
   });
@@ -146,12 +173,26 @@ describe('stdio', () => {
   test('the wrapper writes nothing to stdout while running a job, whatever the log level', async () => {
     const sidecar = await Sidecar.start();
     try {
-      const result = await run(['--sidecar', 'classic', '--log-level', 'debug', '--ready-url', sidecar.readyUrl,
-        '--quit-url', sidecar.quitUrl, 'true']);
+      const result = await run([
+        '--sidecar',
+        'classic',
+        '--log-level',
+        'debug',
+        '--ready-url',
+        sidecar.readyUrl,
+        '--quit-url',
+        sidecar.quitUrl,
+        'true',
+      ]);
       assert.equal(result.code, 0);
       assert.equal(result.stdout, '');
       assert.match(result.stderr, /^istio-job-run: /m);
-      assert.ok(result.stderr.split('\n').filter(Boolean).every((line) => line.startsWith('istio-job-run:')));
+      assert.ok(
+        result.stderr
+          .split('\n')
+          .filter(Boolean)
+          .every((line) => line.startsWith('istio-job-run:')),
+      );
     } finally {
       await sidecar.close();
     }
@@ -160,9 +201,21 @@ describe('stdio', () => {
   test('--log-format json: one JSON object a line on stderr', async () => {
     const sidecar = await Sidecar.start();
     try {
-      const result = await run(['--sidecar', 'classic', '--log-format', 'json', '--ready-url', sidecar.readyUrl,
-        '--quit-url', sidecar.quitUrl, 'true']);
-      const lines = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const result = await run([
+        '--sidecar',
+        'classic',
+        '--log-format',
+        'json',
+        '--ready-url',
+        sidecar.readyUrl,
+        '--quit-url',
+        sidecar.quitUrl,
+        'true',
+      ]);
+      const lines = result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       assert.ok(lines.length >= 2);
       assert.ok(lines.some((line) => line['level'] === 'info' && /proxy ready/.test(String(line['msg']))));
       assert.ok(lines.some((line) => /acknowledged/.test(String(line['msg'])) && line['attempts'] === 1));
@@ -182,16 +235,26 @@ describe('modes without HTTP', () => {
   const status = (list: string) => JSON.stringify({ [list]: ['istio-init', 'istio-proxy'], volumes: [] });
   const cases: [string, Record<string, string>, RegExp | undefined][] = [
     ['outside Kubernetes', {}, /not in a Kubernetes pod/],
-    ['a native sidecar (status lists istio-proxy under initContainers)', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: status('initContainers') }, undefined],
-    ['no sidecar injected (status empty)', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' }, undefined],
+    [
+      'a native sidecar (status lists istio-proxy under initContainers)',
+      { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: status('initContainers') },
+      undefined,
+    ],
+    // Issue 10: an empty status says what it can mean, at info level.
+    [
+      'no sidecar injected (status empty)',
+      { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' },
+      /ISTIO_JOB_RUN_SIDECAR_STATUS is set but empty: .*ambient mode.*misspelled/,
+    ],
     ['--sidecar native', { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR: 'native' }, undefined],
   ];
   for (const [name, env, info] of cases) {
     test(`${name}: runs the command and sends no request at all`, async () => {
       const sidecar = await Sidecar.start({ agentPort: 0 });
       try {
-        const result = await run(['--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, 'sh', '-c', 'exit 7'],
-          { env: cleanEnv(env) });
+        const result = await run(['--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, 'sh', '-c', 'exit 7'], {
+          env: cleanEnv(env),
+        });
         assert.equal(result.code, 7);
         assert.equal(sidecar.requests.length, 0);
         if (info === undefined) assert.equal(result.stderr, '');
@@ -201,4 +264,31 @@ describe('modes without HTTP', () => {
       }
     });
   }
+});
+
+describe('issue 9: usage errors that must not leak or quit', () => {
+  test('--install without a directory: exit 125 at once, naming --install and a directory, and no HTTP at all', async () => {
+    const sidecar = await Sidecar.start({});
+    try {
+      const env = cleanEnv({
+        KUBERNETES_SERVICE_HOST: '10.0.0.1',
+        ISTIO_JOB_RUN_SIDECAR: 'classic',
+        ISTIO_JOB_RUN_QUIT_URL: sidecar.quitUrl,
+        ISTIO_JOB_RUN_READY_URL: sidecar.readyUrl,
+      });
+      const result = await run(['--install'], { env });
+      assert.equal(result.code, 125);
+      assert.match(result.stderr, /--install: needs a directory \(--install DIR\)/);
+      assert.equal(sidecar.requests.length, 0);
+    } finally {
+      await sidecar.close();
+    }
+  });
+
+  test('credentials in a quit URL: refused, never printed', async () => {
+    const result = await run(['--sidecar', 'none', '--quit-url', 'http://user:hunter2@127.0.0.1:15020/quitquitquit', 'true']);
+    assert.equal(result.code, 125);
+    assert.match(result.stderr, /--quit-url: "http:\/\/\*\*\*@127\.0\.0\.1:15020\/quitquitquit" has credentials in it/);
+    assert.doesNotMatch(result.stderr, /hunter2/);
+  });
 });

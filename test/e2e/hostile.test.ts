@@ -16,7 +16,11 @@ describe('hostile', { skip: hostileUnavailable() }, () => {
       const tries = await runHostile('short', [hostile.name], { timeoutMs: 60_000 + hostile.tries.short * 25_000 });
       assert.equal(tries.length, hostile.tries.short, 'every try reported');
       const wrong = tries.filter((t) => !t.ok);
-      assert.deepEqual(wrong.map((t) => `${t.sent}: ${t.got}`), [], `${wrong.length} of ${tries.length} tries not as expected`);
+      assert.deepEqual(
+        wrong.map((t) => `${t.sent}: ${t.got}`),
+        [],
+        `${wrong.length} of ${tries.length} tries not as expected`,
+      );
     });
   }
 });

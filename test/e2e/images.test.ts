@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { parseInvocation } from '../../src/options.ts';
+import { parseInvocation } from '../../src/options-parse.ts';
 import { chrootsWork, inChroot, makeRoot } from '../support/chroot.ts';
 import { root } from '../support/process.ts';
 
@@ -21,17 +21,21 @@ interface Dockerfile {
 }
 
 function readDockerfile(name: string): Dockerfile {
-  const lines = readFileSync(join(root, 'docker', name), 'utf8').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  const lines = readFileSync(join(root, 'docker', name), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'));
   const field = (keyword: string): string[] => {
     const line = lines.find((candidate) => candidate.startsWith(`${keyword} `));
     return line === undefined ? [] : (JSON.parse(line.slice(keyword.length + 1)) as string[]);
   };
   return {
     from: lines.find((line) => line.startsWith('FROM '))?.slice(5) ?? '',
-    files: lines.filter((line) => /^(ADD|COPY) /.test(line)).map((line) => {
-      const [, source = '', destination = ''] = line.split(/\s+/).filter((word) => !word.startsWith('--'));
-      return [source, destination] as const;
-    }),
+    files: lines
+      .filter((line) => /^(ADD|COPY) /.test(line))
+      .map((line) => {
+        const [, source = '', destination = ''] = line.split(/\s+/).filter((word) => !word.startsWith('--'));
+        return [source, destination] as const;
+      }),
     entrypoint: field('ENTRYPOINT'),
     cmd: field('CMD'),
   };
@@ -125,18 +129,21 @@ describe('the init-container pattern: docker/Dockerfile and docker/k8s/cronjob.y
     assertOnFailureVariant(text, image.entrypoint, job);
   });
 
-  test('both containers run as written: install in a root holding only the bundle, then the job from busybox', { skip: chrootsWork() }, async () => {
+  test('both containers run as written: install in a root holding only the bundle, then the job from busybox', {
+    skip: chrootsWork(),
+  }, async () => {
     const emptyDir = join(scratch, 'emptydir');
     mkdirSync(emptyDir);
     const initRoot = makeRoot({ busybox: false });
     const jobRoot = makeRoot({ busybox: true });
     try {
       cpSync(join(root, 'dist', 'bundle'), join(initRoot.path, bundleDir), { recursive: true });
-      const installed = await inChroot(initRoot, [...image.entrypoint, ...(init.args ?? [])],
-        { mounts: [[emptyDir, mountPath(init, volume)]] }).finished;
+      const installed = await inChroot(initRoot, [...image.entrypoint, ...(init.args ?? [])], {
+        mounts: [[emptyDir, mountPath(init, volume)]],
+      }).finished;
       assert.equal(installed.code, 0, installed.stderr);
-      const ran = await inChroot(jobRoot, [...(job.command ?? []), ...(job.args ?? [])],
-        { mounts: [[emptyDir, mountPath(job, volume)]] }).finished;
+      const ran = await inChroot(jobRoot, [...(job.command ?? []), ...(job.args ?? [])], { mounts: [[emptyDir, mountPath(job, volume)]] })
+        .finished;
       assert.equal(ran.code, 0, ran.stderr);
       assert.equal(ran.stdout, 'cleaning up\ndone\n');
     } finally {

@@ -13,12 +13,17 @@ import { FIXTURES, start } from '../support/process.ts';
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-launcher-libc-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('the launcher\'s flags against musl', () => {
-  for (const [arch, run] of [['x64', []], ['arm64', ['/usr/bin/qemu-aarch64-static']]] as const) {
+describe("the launcher's flags against musl", () => {
+  for (const [arch, run] of [
+    ['x64', []],
+    ['arm64', ['/usr/bin/qemu-aarch64-static']],
+  ] as const) {
     test(`${arch}: every call the launcher may use compiles with -Wall -Wextra -Werror, links statically, and runs`, async () => {
       const t = target(arch);
       const output = join(scratch, `calls-${arch}`);
-      execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, ...LAUNCHER_LDFLAGS, '-o', output, join(FIXTURES, 'launcher-calls.c')], { stdio: 'pipe' });
+      execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, ...LAUNCHER_LDFLAGS, '-o', output, join(FIXTURES, 'launcher-calls.c')], {
+        stdio: 'pipe',
+      });
       assert.doesNotMatch(execFileSync('readelf', ['-l', output], { encoding: 'utf8' }), /INTERP/, 'static');
       assert.doesNotMatch(execFileSync('readelf', ['-n', output], { encoding: 'utf8' }), /Build ID/);
       const [command, ...args] = [...run, output];

@@ -29,17 +29,30 @@ describe('a pod on this machine', { skip: podsUnavailable() }, () => {
     assert.equal(result.job.runs.at(-1)?.code, 3);
     assert.match(result.job.output, /^ppid=1$/m, 'the job is a child of PID 1, the wrapper');
     const ready = result.sidecar.events.filter((e) => e.event === 'request' && e.path === '/healthz/ready');
-    assert.deepEqual(ready.map((e) => [e.listener, e.status]), [['envoy', 503], ['envoy', 503], ['envoy', 503], ['envoy', 200]]);
+    assert.deepEqual(
+      ready.map((e) => [e.listener, e.status]),
+      [
+        ['envoy', 503],
+        ['envoy', 503],
+        ['envoy', 503],
+        ['envoy', 200],
+      ],
+    );
     const quits = result.sidecar.events.filter((e) => e.event === 'request' && e.path === '/quitquitquit');
-    assert.deepEqual(quits.map((e) => [e.method, e.status]), [['POST', 200]]);
+    assert.deepEqual(
+      quits.map((e) => [e.method, e.status]),
+      [['POST', 200]],
+    );
     assert.equal(result.sidecar.runs.at(-1)?.code, 0);
   });
 
   test("kubelet's TERM to PID 1 reaches the job: exit 143, the sidecar told to quit", async () => {
-    const result = await simulatePod(pod(['sh', '-c', 'echo running; exec sleep 30'], {
-      sidecar: { kind: 'classic', flags: ['--term-drain-ms', '1000'] },
-      terminate: { onJobLine: 'running' },
-    }));
+    const result = await simulatePod(
+      pod(['sh', '-c', 'echo running; exec sleep 30'], {
+        sidecar: { kind: 'classic', flags: ['--term-drain-ms', '1000'] },
+        terminate: { onJobLine: 'running' },
+      }),
+    );
     assert.equal(result.job.runs.at(-1)?.code, 143);
     assert.ok(result.sidecar.events.some((e) => e.path === '/quitquitquit' && e.status === 200));
     assert.equal(result.phase, 'Failed');

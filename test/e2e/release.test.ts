@@ -17,8 +17,10 @@ const RELEASE = join(root, 'dist', 'release');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const QEMU = '/usr/bin/qemu-aarch64-static';
 // binfmt_misc's registration for aarch64 ELF files, with the F flag (qemu is opened at registration).
-const BINFMT = ':qemu-aarch64:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:' +
-  '\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:' + `${QEMU}:F`;
+const BINFMT =
+  ':qemu-aarch64:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:' +
+  '\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:' +
+  `${QEMU}:F`;
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-release-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -45,19 +47,32 @@ describe('npm run release', () => {
     const names = ARCHES.flatMap((arch) => [tarball(arch), sbomFile(arch)]).sort();
     assert.deepEqual(readdirSync(RELEASE).sort(), ['SHA256SUMS', ...names]);
     const check = execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: RELEASE, encoding: 'utf8' });
-    assert.deepEqual(check.trim().split('\n').sort(), names.map((name) => `${name}: OK`));
+    assert.deepEqual(
+      check.trim().split('\n').sort(),
+      names.map((name) => `${name}: OK`),
+    );
   });
 
   test('each bundle: the launcher and istio-job-run.lib/ with the loader of its architecture', () => {
-    for (const [arch, loader, machine] of [['x64', 'ld-linux-x86-64.so.2', 'Advanced Micro Devices X86-64'], ['arm64', 'ld-linux-aarch64.so.1', 'AArch64']] as const) {
+    for (const [arch, loader, machine] of [
+      ['x64', 'ld-linux-x86-64.so.2', 'Advanced Micro Devices X86-64'],
+      ['arm64', 'ld-linux-aarch64.so.1', 'AArch64'],
+    ] as const) {
       const dir = unpack(arch);
       assert.deepEqual(readdirSync(dir).sort(), ['istio-job-run', 'istio-job-run.lib']);
       const lib = readdirSync(join(dir, 'istio-job-run.lib'));
-      assert.ok(lib.includes(loader) && lib.includes('istio-job-run') && lib.includes('libc.so.6') && lib.includes('NOTICES'), lib.join(' '));
+      assert.ok(
+        lib.includes(loader) && lib.includes('istio-job-run') && lib.includes('libc.so.6') && lib.includes('NOTICES'),
+        lib.join(' '),
+      );
       for (const file of ['istio-job-run', `istio-job-run.lib/istio-job-run`, `istio-job-run.lib/libstdc++.so.6`]) {
         assert.match(execFileSync('readelf', ['-h', join(dir, file)], { encoding: 'utf8' }), new RegExp(`Machine:\\s+${machine}`), file);
       }
-      assert.doesNotMatch(execFileSync('readelf', ['-l', join(dir, 'istio-job-run')], { encoding: 'utf8' }), /INTERP/, 'the launcher is static');
+      assert.doesNotMatch(
+        execFileSync('readelf', ['-l', join(dir, 'istio-job-run')], { encoding: 'utf8' }),
+        /INTERP/,
+        'the launcher is static',
+      );
     }
   });
 
@@ -68,19 +83,37 @@ describe('npm run release', () => {
     assert.equal(result.stdout, 'ran\n');
   });
 
-  test('arm64 under qemu: the executable with the bundle\'s own arm64 loader and libraries', async () => {
+  test("arm64 under qemu: the executable with the bundle's own arm64 loader and libraries", async () => {
     const lib = join(unpack('arm64'), 'istio-job-run.lib');
-    const result = await start(QEMU, [join(lib, 'ld-linux-aarch64.so.1'), '--library-path', lib, join(lib, 'istio-job-run'),
-      '--sidecar', 'none', '--', 'sh', '-c', 'echo ran; exit 7'], { timeoutMs: 60_000 }).finished;
+    const result = await start(
+      QEMU,
+      [
+        join(lib, 'ld-linux-aarch64.so.1'),
+        '--library-path',
+        lib,
+        join(lib, 'istio-job-run'),
+        '--sidecar',
+        'none',
+        '--',
+        'sh',
+        '-c',
+        'echo ran; exit 7',
+      ],
+      { timeoutMs: 60_000 },
+    ).finished;
     assert.equal(result.code, 7, result.stderr);
     assert.equal(result.stdout, 'ran\n');
   });
 
   test('arm64 under qemu through its launcher (binfmt_misc of a private user namespace)', async () => {
     const dir = unpack('arm64');
-    const script = 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc && printf "%b" "$1" > /proc/sys/fs/binfmt_misc/register && exec "$2" --version';
-    const result = await start('unshare', ['--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'sh', BINFMT,
-      join(dir, 'istio-job-run')], { timeoutMs: 60_000 }).finished;
+    const script =
+      'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc && printf "%b" "$1" > /proc/sys/fs/binfmt_misc/register && exec "$2" --version';
+    const result = await start(
+      'unshare',
+      ['--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'sh', BINFMT, join(dir, 'istio-job-run')],
+      { timeoutMs: 60_000 },
+    ).finished;
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `istio-job-run ${version}\n`);
   });
@@ -121,7 +154,10 @@ describe('npm run release', () => {
       for (const source of bom.components.filter((c) => c['bom-ref'].startsWith('source:'))) {
         assert.equal(source.hashes?.[0]?.content, sha256(join(root, source.name)), source.name);
       }
-      assert.ok(bom.components.some((c) => c.name === 'src/launcher.c'), 'the launcher\'s source');
+      assert.ok(
+        bom.components.some((c) => c.name === 'src/launcher.c'),
+        "the launcher's source",
+      );
       const refs = new Set(bom.components.map((c) => c['bom-ref']));
       for (const dependency of bom.dependencies) for (const ref of dependency.dependsOn) assert.ok(refs.has(ref), ref);
       for (const deb of bom.components.filter((c) => c.purl?.startsWith('pkg:deb/') === true)) {
@@ -166,18 +202,29 @@ describe('npm run release', () => {
       }
       const musl = [...sections.keys()].find((ref) => ref.startsWith('deb:musl-dev:'));
       assert.ok(musl !== undefined, `${arch}: a section for the launcher's libc`);
-      has(musl, readFileSync('/usr/share/doc/musl-dev/copyright', 'utf8'), 'musl\'s copyright file');
+      has(musl, readFileSync('/usr/share/doc/musl-dev/copyright', 'utf8'), "musl's copyright file");
     }
   });
 });
 
-interface SbomComponent { readonly 'bom-ref': string; readonly name: string; readonly version?: string; readonly purl?: string; readonly hashes?: { content: string }[] }
-interface Sbom { readonly components: SbomComponent[]; readonly dependencies: { ref: string; dependsOn: string[] }[] }
+interface SbomComponent {
+  readonly 'bom-ref': string;
+  readonly name: string;
+  readonly version?: string;
+  readonly purl?: string;
+  readonly hashes?: { content: string }[];
+}
+interface Sbom {
+  readonly components: SbomComponent[];
+  readonly dependencies: { ref: string; dependsOn: string[] }[];
+}
 
 /** Every regular file under DIR, relative to it. */
 function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name))).sort();
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
 }
 
 /** NOTICES' sections by their heading (a ref between two rules). */
@@ -191,14 +238,20 @@ function noticeSections(notices: string): Map<string, string> {
 /** TEXT is in SECTION, or in a section SECTION points at (NOTICES prints a text that parts share once). */
 function licenceTextIn(sections: Map<string, string>, section: string, text: string): boolean {
   const wanted = text.trimEnd();
-  return section.includes(wanted) || [...section.matchAll(/the same text as in the section of (\S+) -----/g)]
-    .some(([, ref]) => sections.get(ref ?? '')?.includes(wanted) === true);
+  return (
+    section.includes(wanted) ||
+    [...section.matchAll(/the same text as in the section of (\S+) -----/g)].some(
+      ([, ref]) => sections.get(ref ?? '')?.includes(wanted) === true,
+    )
+  );
 }
 
 /** The Debian package that installed the file of this machine whose bytes FILE has (dpkg-query -S). */
 function debianOwner(file: string, name: string): { package: string; version: string } {
   const digest = sha256(file);
-  const lines = execFileSync('dpkg-query', ['-S', `*/${name}`], { encoding: 'utf8' }).trim().split('\n');
+  const lines = execFileSync('dpkg-query', ['-S', `*/${name}`], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
   for (const line of lines) {
     const [owner, path] = line.split(': ');
     if (owner === undefined || path === undefined) continue;

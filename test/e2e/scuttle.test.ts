@@ -15,7 +15,6 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const NEVER = Number.POSITIVE_INFINITY;
 const IN_POD = { KUBERNETES_SERVICE_HOST: '10.0.0.1' };
 
-
 /** What scuttle's ISTIO_QUIT_API holds: pilot-agent's base URL, without the path. */
 const quitApi = (sidecar: Sidecar): string => sidecar.quitUrl.replace(/\/quitquitquit$/, '');
 
@@ -35,8 +34,9 @@ describe('ENVOY_ADMIN_API and ISTIO_QUIT_API', () => {
   test('outside Kubernetes: classic, waits on Envoy admin /ready, quits at ISTIO_QUIT_API', () =>
     withSidecar({ readyAfter: NEVER }, async (sidecar) => {
       await sidecar.startAdmin();
-      const running = wrapper(['sh', '-c', 'echo started'],
-        { env: cleanEnv({ ENVOY_ADMIN_API: sidecar.adminUrl, ISTIO_QUIT_API: quitApi(sidecar) }) });
+      const running = wrapper(['sh', '-c', 'echo started'], {
+        env: cleanEnv({ ENVOY_ADMIN_API: sidecar.adminUrl, ISTIO_QUIT_API: quitApi(sidecar) }),
+      });
       running.process.stdin?.end();
       await sidecar.waitFor(() => adminReady(sidecar).length >= 2);
       assert.equal(running.stdout(), '', 'the command waits for the proxy');
@@ -49,9 +49,17 @@ describe('ENVOY_ADMIN_API and ISTIO_QUIT_API', () => {
       assert.deepEqual(statuses, [...Array<number>(statuses.length - 1).fill(503), 200]);
       assert.ok(adminReady(sidecar).every((r) => r.method === 'GET'));
       assert.equal(sidecar.readyRequests.length, 0, 'never polled 15021');
-      assert.deepEqual(sidecar.quitRequests.map((r) => [r.method, r.status]), [['POST', 200]]);
-      assert.ok(result.stderr.includes(`istio-job-run: scuttle settings: ENVOY_ADMIN_API -> --ready-url ${sidecar.adminUrl}/ready, ` +
-        `ISTIO_QUIT_API -> --quit-url ${sidecar.quitUrl}\n`), result.stderr);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => [r.method, r.status]),
+        [['POST', 200]],
+      );
+      assert.ok(
+        result.stderr.includes(
+          `istio-job-run: scuttle settings: ENVOY_ADMIN_API -> --ready-url ${sidecar.adminUrl}/ready, ` +
+            `ISTIO_QUIT_API -> --quit-url ${sidecar.quitUrl}\n`,
+        ),
+        result.stderr,
+      );
       assert.match(result.stderr, /ENVOY_ADMIN_API is set \(scuttle\), though not in a Kubernetes pod: assuming a classic sidecar/);
     }));
 
@@ -76,7 +84,10 @@ describe('ENVOY_ADMIN_API and ISTIO_QUIT_API', () => {
     withSidecar({}, async (sidecar) => {
       const result = await run(['sh', '-c', 'exit 4'], { env: pod(sidecar, { ISTIO_QUIT_API: `${quitApi(sidecar)}/` }) });
       assert.equal(result.code, 4);
-      assert.deepEqual(sidecar.quitRequests.map((r) => [r.method, r.path, r.status]), [['POST', '/quitquitquit', 200]]);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => [r.method, r.path, r.status]),
+        [['POST', '/quitquitquit', 200]],
+      );
     }));
 
   test('a native sidecar (status annotation) wins over ENVOY_ADMIN_API: no wait, no quit, and a line says why', () =>
@@ -84,7 +95,12 @@ describe('ENVOY_ADMIN_API and ISTIO_QUIT_API', () => {
       await sidecar.startAdmin();
       const status = JSON.stringify({ initContainers: ['istio-init', 'istio-proxy'], containers: ['job'] });
       const result = await run(['sh', '-c', 'exit 5'], {
-        env: cleanEnv({ ...IN_POD, ISTIO_JOB_RUN_SIDECAR_STATUS: status, ENVOY_ADMIN_API: sidecar.adminUrl, ISTIO_QUIT_API: quitApi(sidecar) }),
+        env: cleanEnv({
+          ...IN_POD,
+          ISTIO_JOB_RUN_SIDECAR_STATUS: status,
+          ENVOY_ADMIN_API: sidecar.adminUrl,
+          ISTIO_QUIT_API: quitApi(sidecar),
+        }),
       });
       assert.equal(result.code, 5);
       assert.equal(sidecar.requests.length, 0);
@@ -160,15 +176,31 @@ describe('GENERIC_QUIT_ENDPOINTS, QUIT_REQUEST_TIMEOUT, SCUTTLE_LOGGING', () => 
     withSidecar({}, async (istio) =>
       withSidecar({ quitScript: [503, 503] }, async (first) =>
         withSidecar({ quitScript: ['reset'] }, async (second) => {
-          const result = await run(['sh', '-c', 'exit 7'],
-            { env: pod(istio, { GENERIC_QUIT_ENDPOINTS: `${first.quitUrl}, ${second.quitUrl}` }) });
+          const result = await run(['sh', '-c', 'exit 7'], {
+            env: pod(istio, { GENERIC_QUIT_ENDPOINTS: `${first.quitUrl}, ${second.quitUrl}` }),
+          });
           assert.equal(result.code, 7);
-          assert.deepEqual(istio.quitRequests.map((r) => r.status), [200]);
-          assert.deepEqual(first.quitRequests.map((r) => [r.method, r.status]), [['POST', 503], ['POST', 503], ['POST', 200]]);
-          assert.deepEqual(second.quitRequests.map((r) => r.status), ['reset', 200]);
+          assert.deepEqual(
+            istio.quitRequests.map((r) => r.status),
+            [200],
+          );
+          assert.deepEqual(
+            first.quitRequests.map((r) => [r.method, r.status]),
+            [
+              ['POST', 503],
+              ['POST', 503],
+              ['POST', 200],
+            ],
+          );
+          assert.deepEqual(
+            second.quitRequests.map((r) => r.status),
+            ['reset', 200],
+          );
           assert.ok(result.stderr.includes(`acknowledged the quit (POST ${first.quitUrl}: 3 attempts`), result.stderr);
           assert.ok(result.stderr.includes(`acknowledged the quit (POST ${second.quitUrl}: 2 attempts`), result.stderr);
-        }))));
+        }),
+      ),
+    ));
 
   test('GENERIC_QUIT_ENDPOINTS with NEVER_KILL_ISTIO: nothing is POSTed anywhere', () =>
     withSidecar({}, async (istio) =>
@@ -176,14 +208,18 @@ describe('GENERIC_QUIT_ENDPOINTS, QUIT_REQUEST_TIMEOUT, SCUTTLE_LOGGING', () => 
         const result = await run(['true'], { env: pod(istio, { GENERIC_QUIT_ENDPOINTS: other.quitUrl, NEVER_KILL_ISTIO: 'true' }) });
         assert.equal(result.code, 0);
         assert.equal(istio.quitRequests.length + other.quitRequests.length, 0);
-      })));
+      }),
+    ));
 
   test('QUIT_REQUEST_TIMEOUT is the timeout of one quit attempt: a hanging attempt is retried after it', () =>
     withSidecar({ quitScript: ['hang'] }, async (sidecar) => {
       // With the default 1s per attempt, the 700ms quit timeout would run out inside the first attempt.
       const result = await run(['true'], { env: pod(sidecar, { QUIT_REQUEST_TIMEOUT: '200ms', ISTIO_JOB_RUN_QUIT_TIMEOUT: '700ms' }) });
       assert.equal(result.code, 0);
-      assert.deepEqual(sidecar.quitRequests.map((r) => r.status), ['hang', 200]);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => r.status),
+        ['hang', 200],
+      );
       assert.match(result.stderr, /acknowledged the quit \(POST \S+: 2 attempts/);
     }));
 
@@ -204,13 +240,17 @@ describe('precedence: flag > ISTIO_JOB_RUN_* > scuttle > default', () => {
       const result = await run(['true'], { env: pod(sidecar, { NEVER_KILL_ISTIO: 'true', ISTIO_JOB_RUN_QUIT: 'always' }) });
       assert.equal(result.code, 0);
       assert.equal(sidecar.quitRequests.length, 1);
-      assert.match(result.stderr, /scuttle settings: ISTIO_QUIT_API -> --quit-url \S+, NEVER_KILL_ISTIO \(overridden by ISTIO_JOB_RUN_QUIT\)\n/);
+      assert.match(
+        result.stderr,
+        /scuttle settings: ISTIO_QUIT_API -> --quit-url \S+, NEVER_KILL_ISTIO \(overridden by ISTIO_JOB_RUN_QUIT\)\n/,
+      );
     }));
 
   test('--quit never beats ISTIO_JOB_RUN_QUIT and NEVER_KILL_ISTIO_ON_FAILURE', () =>
     withSidecar({}, async (sidecar) => {
-      const result = await run(['--quit', 'never', 'true'],
-        { env: pod(sidecar, { NEVER_KILL_ISTIO_ON_FAILURE: 'true', ISTIO_JOB_RUN_QUIT: 'always' }) });
+      const result = await run(['--quit', 'never', 'true'], {
+        env: pod(sidecar, { NEVER_KILL_ISTIO_ON_FAILURE: 'true', ISTIO_JOB_RUN_QUIT: 'always' }),
+      });
       assert.equal(result.code, 0);
       assert.equal(sidecar.quitRequests.length, 0);
       assert.match(result.stderr, /NEVER_KILL_ISTIO_ON_FAILURE \(overridden by --quit\)/);
@@ -225,14 +265,19 @@ describe('precedence: flag > ISTIO_JOB_RUN_* > scuttle > default', () => {
         assert.equal(result.code, 0);
         assert.equal(ours.quitRequests.length, 1);
         assert.equal(scuttles.quitRequests.length, 0);
-        assert.match(result.stderr, /ISTIO_QUIT_API \(overridden by ISTIO_JOB_RUN_QUIT_URL\), GENERIC_QUIT_ENDPOINTS \(overridden by ISTIO_JOB_RUN_QUIT_URL\)/);
-      })));
+        assert.match(
+          result.stderr,
+          /ISTIO_QUIT_API \(overridden by ISTIO_JOB_RUN_QUIT_URL\), GENERIC_QUIT_ENDPOINTS \(overridden by ISTIO_JOB_RUN_QUIT_URL\)/,
+        );
+      }),
+    ));
 
   test('--ready-url beats ENVOY_ADMIN_API, which still makes the mode classic outside Kubernetes', () =>
     withSidecar({}, async (sidecar) => {
       await sidecar.startAdmin();
-      const result = await run(['--ready-url', sidecar.readyUrl, 'true'],
-        { env: cleanEnv({ ENVOY_ADMIN_API: sidecar.adminUrl, ISTIO_QUIT_API: quitApi(sidecar) }) });
+      const result = await run(['--ready-url', sidecar.readyUrl, 'true'], {
+        env: cleanEnv({ ENVOY_ADMIN_API: sidecar.adminUrl, ISTIO_QUIT_API: quitApi(sidecar) }),
+      });
       assert.equal(result.code, 0);
       assert.equal(adminReady(sidecar).length, 0);
       assert.equal(sidecar.readyRequests.length, 1);
@@ -253,7 +298,10 @@ describe('bad values: exit 125, named, and the sidecar still told to quit', () =
       assert.equal(existsSync(path), false);
       assert.match(result.stderr, /istio-job-run: WAIT_FOR_ENVOY_TIMEOUT: "forever" is not a duration \(examples: 500ms, 30s, 2m\)\n/);
       assert.equal(adminReady(sidecar).length, 0);
-      assert.deepEqual(sidecar.quitRequests.map((r) => r.status), [200]);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => r.status),
+        [200],
+      );
     }));
 
   test('a boolean scuttle would have ignored (NEVER_KILL_ISTIO=1): 125 in a pod, and the quit is sent', () =>

@@ -12,9 +12,15 @@ import { cleanEnv, run, wrapper } from '../support/process.ts';
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-sidecar-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-const classic = (sidecar: Sidecar, ...extra: string[]): string[] =>
-  ['--sidecar', 'classic', '--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, ...extra];
-
+const classic = (sidecar: Sidecar, ...extra: string[]): string[] => [
+  '--sidecar',
+  'classic',
+  '--ready-url',
+  sidecar.readyUrl,
+  '--quit-url',
+  sidecar.quitUrl,
+  ...extra,
+];
 
 /** A marker file the command creates, so a test can tell whether it ran. */
 function marker(name: string): { path: string; command: string[] } {
@@ -28,7 +34,10 @@ describe('readiness', () => {
       const result = await run(classic(sidecar, 'sh', '-c', 'echo started'));
       assert.equal(result.code, 0);
       assert.equal(result.stdout, 'started\n');
-      assert.deepEqual(sidecar.readyRequests.map((r) => r.status), [503, 503, 503, 200]);
+      assert.deepEqual(
+        sidecar.readyRequests.map((r) => r.status),
+        [503, 503, 503, 200],
+      );
       assert.match(result.stderr, /proxy ready after \d/);
       assert.equal(sidecar.quitRequests.length, 1);
     }));
@@ -88,7 +97,10 @@ describe('quit', () => {
     withSidecar({}, async (sidecar) => {
       const result = await run(classic(sidecar, 'sh', '-c', 'exit 9'));
       assert.equal(result.code, 9);
-      assert.deepEqual(sidecar.quitRequests.map((r) => [r.method, r.status]), [['POST', 200]]);
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => [r.method, r.status]),
+        [['POST', 200]],
+      );
       assert.match(result.stderr, /proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:\d+\/quitquitquit: 1 attempt, /);
       assert.equal(sidecar.exited, true);
     }));
@@ -130,7 +142,10 @@ describe('quit', () => {
         const result = await run(classic(sidecar, 'sh', '-c', 'exit 6'));
         assert.equal(result.code, 6);
         assert.equal(sidecar.quitRequests.length, 1);
-        assert.match(result.stderr, new RegExp(`warning: proxy rejected the quit, not retrying: POST ${sidecar.quitUrl} answered HTTP ${status}`));
+        assert.match(
+          result.stderr,
+          new RegExp(`warning: proxy rejected the quit, not retrying: POST ${sidecar.quitUrl} answered HTTP ${status}`),
+        );
         assert.match(result.stderr, hint);
       }));
   }
@@ -155,8 +170,20 @@ describe('quit', () => {
   test('refused after the proxy answered: already gone, done at once', () =>
     withSidecar({}, async (sidecar) => {
       // Readiness straight from pilot-agent's port: an answer there vouches for its quit endpoint.
-      const running = wrapper(['--sidecar', 'classic', '--ready-url', sidecar.agentReadyUrl, '--quit-url', sidecar.quitUrl,
-        '--log-level', 'debug', '--', 'sh', '-c', 'read line; exit 0']);
+      const running = wrapper([
+        '--sidecar',
+        'classic',
+        '--ready-url',
+        sidecar.agentReadyUrl,
+        '--quit-url',
+        sidecar.quitUrl,
+        '--log-level',
+        'debug',
+        '--',
+        'sh',
+        '-c',
+        'read line; exit 0',
+      ]);
       await running.line(/debug: started/);
       sidecar.crash();
       running.process.stdin?.end('go\n');
@@ -180,8 +207,20 @@ describe('quit', () => {
   test("another sidecar's quit endpoint refusing is retried: Envoy's readiness says nothing about it", () =>
     withSidecar({}, async (proxy) =>
       withSidecar({ startAgent: false }, async (other) => {
-        const running = wrapper(['--sidecar', 'classic', '--log-level', 'debug', '--ready-url', proxy.readyUrl,
-          '--quit-url', proxy.quitUrl, '--quit-url', other.quitUrl, '--', 'true']);
+        const running = wrapper([
+          '--sidecar',
+          'classic',
+          '--log-level',
+          'debug',
+          '--ready-url',
+          proxy.readyUrl,
+          '--quit-url',
+          proxy.quitUrl,
+          '--quit-url',
+          other.quitUrl,
+          '--',
+          'true',
+        ]);
         running.process.stdin?.end();
         await running.line(new RegExp(`quit attempt 2 to ${other.quitUrl.replace(/[.]/g, '\\.')}: connection refused; retrying`));
         await other.startAgent();
@@ -189,19 +228,30 @@ describe('quit', () => {
         assert.equal(result.code, 0);
         assert.equal(other.quitRequests.at(-1)?.status, 200);
         assert.doesNotMatch(result.stderr, /already gone/);
-      })));
+      }),
+    ));
 
   test('several quit URLs are POSTed in parallel, each with its own verdict', () =>
     withSidecar({}, async (first) =>
       withSidecar({ quitScript: [404] }, async (second) => {
-        const result = await run(['--sidecar', 'classic', '--ready-url', first.readyUrl,
-          '--quit-url', first.quitUrl, '--quit-url', second.quitUrl, 'true']);
+        const result = await run([
+          '--sidecar',
+          'classic',
+          '--ready-url',
+          first.readyUrl,
+          '--quit-url',
+          first.quitUrl,
+          '--quit-url',
+          second.quitUrl,
+          'true',
+        ]);
         assert.equal(result.code, 0);
         assert.equal(first.quitRequests.length, 1);
         assert.equal(second.quitRequests.length, 1);
         assert.match(result.stderr, /acknowledged/);
         assert.match(result.stderr, /rejected/);
-      })));
+      }),
+    ));
 
   test('IPv6 loopback URLs work', () =>
     withSidecar({ host: '::1' }, async (sidecar) => {
@@ -228,8 +278,17 @@ describe('quit', () => {
 
   test('a quit URL that is not loopback is allowed, with a warning', () =>
     withSidecar({}, async (sidecar) => {
-      const result = await run(['--sidecar', 'classic', '--ready-url', sidecar.readyUrl, '--quit', 'never',
-        '--quit-url', 'http://10.11.12.13:15020/quitquitquit', 'true']);
+      const result = await run([
+        '--sidecar',
+        'classic',
+        '--ready-url',
+        sidecar.readyUrl,
+        '--quit',
+        'never',
+        '--quit-url',
+        'http://10.11.12.13:15020/quitquitquit',
+        'true',
+      ]);
       assert.equal(result.code, 0);
       assert.match(result.stderr, /warning: quit URL http:\/\/10\.11\.12\.13:15020\/quitquitquit is not a loopback address/);
     }));
@@ -261,8 +320,9 @@ describe('the invariant: the quit is attempted on every way out', () => {
 
   test('a usage error in a pod with a typo in --sidecar: still quits (auto from the environment)', () =>
     withSidecar({}, async (sidecar) => {
-      const result = await run(['--sidecar', 'clasic', '--quit-url', sidecar.quitUrl, 'true'],
-        { env: cleanEnv({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }) });
+      const result = await run(['--sidecar', 'clasic', '--quit-url', sidecar.quitUrl, 'true'], {
+        env: cleanEnv({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }),
+      });
       assert.equal(result.code, 125);
       assert.match(result.stderr, /--sidecar: "clasic" is not one of auto, classic, native, none/);
       assert.equal(sidecar.quitRequests.length, 1);
@@ -275,7 +335,12 @@ describe('the invariant: the quit is attempted on every way out', () => {
       assert.equal(sidecar.quitRequests.length, 0);
     }));
 
-  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130], ['SIGHUP', 129], ['SIGQUIT', 131]] as const) {
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+    ['SIGHUP', 129],
+    ['SIGQUIT', 131],
+  ] as const) {
     test(`${signal} while waiting: no command, quit, exit ${code}`, () =>
       withSidecar({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
         const { path, command } = marker(`signal-${signal}`);

@@ -14,7 +14,10 @@ async function startReporter(): Promise<Running> {
 }
 
 const reported = (running: Running, signal: string): number =>
-  running.stdout().split('\n').filter((line) => line === `signal ${signal}`).length;
+  running
+    .stdout()
+    .split('\n')
+    .filter((line) => line === `signal ${signal}`).length;
 
 /** Sends a signal to the wrapper and waits until the command has reported its nth delivery. */
 async function deliver(running: Running, signal: NodeJS.Signals, nth: number): Promise<void> {
@@ -34,7 +37,10 @@ describe('forwarding', () => {
     running.process.stdin?.end('exit 0\n');
     const result = await running.finished;
     assert.equal(result.code, 0);
-    const received = result.stdout.split('\n').filter((line) => line.startsWith('signal ')).map((line) => line.slice(7));
+    const received = result.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('signal '))
+      .map((line) => line.slice(7));
     assert.deepEqual(received, sequence);
   });
 
@@ -68,7 +74,15 @@ describe('forwarding', () => {
     assert.deepEqual(received, ['signal SIGUSR2']);
   });
 
-  const deaths: [NodeJS.Signals, number][] = [['SIGKILL', 137], ['SIGTERM', 143], ['SIGSEGV', 139], ['SIGINT', 130], ['SIGQUIT', 131], ['SIGUSR1', 138], ['SIGHUP', 129]];
+  const deaths: [NodeJS.Signals, number][] = [
+    ['SIGKILL', 137],
+    ['SIGTERM', 143],
+    ['SIGSEGV', 139],
+    ['SIGINT', 130],
+    ['SIGQUIT', 131],
+    ['SIGUSR1', 138],
+    ['SIGHUP', 129],
+  ];
   for (const [signal, code] of deaths) {
     test(`the command dying of ${signal} -> ${code}`, async () => {
       const running = await startReporter();

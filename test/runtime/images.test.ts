@@ -35,8 +35,13 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const blob = (layout: string, digest: string): string => join(layout, 'blobs', ...digest.split(':'));
 const json = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
 const entries = (listing: string, prefix: string): string[] =>
-  listing.split('\n').map((line) => line.replace(/^\.\//, '')).filter((line) => line.startsWith(prefix))
-    .map((line) => line.slice(prefix.length).replace(/\/$/, '')).filter(Boolean).sort();
+  listing
+    .split('\n')
+    .map((line) => line.replace(/^\.\//, ''))
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => line.slice(prefix.length).replace(/\/$/, ''))
+    .filter(Boolean)
+    .sort();
 
 describe('npm run images: the multi-arch OCI archive', () => {
   const layout = join(scratch, 'layout');
@@ -70,15 +75,28 @@ describe('npm run images: the multi-arch OCI archive', () => {
       assert.equal(image.config.User, '65532:65532', 'a numeric non-root user');
       assert.deepEqual(image.config.Entrypoint, [`/${BUNDLE_DIR}istio-job-run`, '--install']);
       assert.deepEqual(image.config.Cmd, ['/shared']);
-      for (const [key, value] of Object.entries({ version: labels.version, revision: labels.revision, licenses: 'Apache-2.0', source: labels.source })) {
+      for (const [key, value] of Object.entries({
+        version: labels.version,
+        revision: labels.revision,
+        licenses: 'Apache-2.0',
+        source: labels.source,
+      })) {
         assert.equal(image.config.Labels[`org.opencontainers.image.${key}`], value, key);
       }
       assert.equal(manifest.layers.length, 1, 'FROM scratch and one ADD: one layer');
       const layer = blob(layout, (manifest.layers[0] as Descriptor).digest);
       const release = join(root, 'dist', 'release', `istio-job-run-${version}-linux-${platform.arch}.tar.gz`);
-      assert.deepEqual(entries(execFileSync('tar', ['-tzf', layer], { encoding: 'utf8' }), BUNDLE_DIR),
-        entries(execFileSync('tar', ['-tzf', release], { encoding: 'utf8' }), ''), 'the layer holds the release bundle, file for file');
-      const head = spawnSync('sh', ['-c', 'tar -xzOf "$0" "$1" | head -c 20', layer, `${BUNDLE_DIR}istio-job-run.lib/istio-job-run`]).stdout;
+      assert.deepEqual(
+        entries(execFileSync('tar', ['-tzf', layer], { encoding: 'utf8' }), BUNDLE_DIR),
+        entries(execFileSync('tar', ['-tzf', release], { encoding: 'utf8' }), ''),
+        'the layer holds the release bundle, file for file',
+      );
+      const head = spawnSync('sh', [
+        '-c',
+        'tar -xzOf "$0" "$1" | head -c 20',
+        layer,
+        `${BUNDLE_DIR}istio-job-run.lib/istio-job-run`,
+      ]).stdout;
       assert.equal(head.readUInt16LE(18), platform.machine, `the executable is built for ${descriptor.platform?.architecture}`);
     }
   });

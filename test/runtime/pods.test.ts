@@ -22,7 +22,10 @@ function variant(manifest: 'job.yaml' | 'cronjob.yaml', edit: (spec: PodSpec, jo
   edit(spec, spec.containers[0] as Container);
   return spec;
 }
-const withArgs = (manifest: 'job.yaml' | 'cronjob.yaml', args: string[]): PodSpec => variant(manifest, (_, job) => { job.args = args; });
+const withArgs = (manifest: 'job.yaml' | 'cronjob.yaml', args: string[]): PodSpec =>
+  variant(manifest, (_, job) => {
+    job.args = args;
+  });
 
 const play = (name: string, spec: PodSpec, sidecarArgs: string[] = []): Promise<Pod> => Pod.play(podman as Podman, name, spec, sidecarArgs);
 
@@ -34,7 +37,9 @@ async function codes(pod: Pod): Promise<{ job: number; sidecar: number }> {
 
 /** The sidecar's own TERM and the quits, in the order it saw them. */
 const stopOrder = (events: readonly SidecarLogEvent[]): string[] =>
-  events.filter((e) => e.event === 'terminated' || e.path === '/quitquitquit').map((e) => (e.event === 'terminated' ? 'TERM' : `quit ${e.status}`));
+  events
+    .filter((e) => e.event === 'terminated' || e.path === '/quitquitquit')
+    .map((e) => (e.event === 'terminated' ? 'TERM' : `quit ${e.status}`));
 
 let control: Pod | undefined;
 
@@ -42,7 +47,13 @@ before(async () => {
   if (podman === undefined) throw new Error(`the runtime suite ${unavailable}`);
   await buildAllImages(podman);
   // The control: the job's own command without the wrapper. Nothing tells the sidecar, so the pod never ends.
-  control = await play('control', variant('job.yaml', (_, job) => { job.command = ['/app/task.sh']; delete job.args; }));
+  control = await play(
+    'control',
+    variant('job.yaml', (_, job) => {
+      job.command = ['/app/task.sh'];
+      delete job.args;
+    }),
+  );
 });
 
 after(async () => {
@@ -98,7 +109,10 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
   // before or after the wrapper's quit, so the stand-in drains on TERM (still answering a quit) and the order
   // between the two is reported, not asserted.
   test('pod stop while the job runs: TERM reaches the job (143), then the quit is acknowledged', async (t) => {
-    const pod = await play('stop-running', withArgs('job.yaml', ['/bin/sh', '-c', 'echo running; exec sleep 60']), ['--term-drain-ms', '5000']);
+    const pod = await play('stop-running', withArgs('job.yaml', ['/bin/sh', '-c', 'echo running; exec sleep 60']), [
+      '--term-drain-ms',
+      '5000',
+    ]);
     const logs = pod.follow('job');
     await logs.line(/^running$/, 'stdout');
     await pod.stop(20);
@@ -110,7 +124,11 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
   });
 
   test('pod stop while the wrapper waits: 143 without running the command, then the quit is acknowledged', async (t) => {
-    const pod = await play('stop-waiting', withArgs('job.yaml', ['/bin/sh', '-c', 'echo started']), ['--never-ready', '--term-drain-ms', '5000']);
+    const pod = await play('stop-waiting', withArgs('job.yaml', ['/bin/sh', '-c', 'echo started']), [
+      '--never-ready',
+      '--term-drain-ms',
+      '5000',
+    ]);
     const sidecar = pod.follow('istio-proxy');
     await sidecar.line(/"path":"\/healthz\/ready"/, 'stdout');
     await pod.stop(20);
@@ -124,18 +142,29 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
 
   test('signals sent with podman kill reach the job, each once, in order', async () => {
     const sent = ['HUP', 'INT', 'QUIT', 'USR1', 'USR2', 'WINCH', 'ALRM'];
-    const script = [...sent.map((s) => `trap 'echo got ${s}' ${s}`), "trap 'echo got TERM; exit 7' TERM", 'echo ready',
-      'while :; do sleep 1 & wait $!; done'].join('\n');
+    const script = [
+      ...sent.map((s) => `trap 'echo got ${s}' ${s}`),
+      "trap 'echo got TERM; exit 7' TERM",
+      'echo ready',
+      'while :; do sleep 1 & wait $!; done',
+    ].join('\n');
     const pod = await play('signals', withArgs('job.yaml', ['/bin/sh', '-c', script]));
     const logs = pod.follow('job');
     await logs.line(/^ready$/, 'stdout');
-    const got = (): string[] => logs.stdout().split('\n').filter((line) => line.startsWith('got '));
+    const got = (): string[] =>
+      logs
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('got '));
     for (const [i, signal] of [...sent, 'TERM'].entries()) {
       await (podman as Podman).ok(['kill', '--signal', signal, 'signals-job']);
       await logs.until(() => got().length > i, `the job's line for ${signal}`);
     }
     assert.deepEqual(await codes(pod), { job: 7, sidecar: 0 });
-    assert.deepEqual(got(), [...sent, 'TERM'].map((s) => `got ${s}`));
+    assert.deepEqual(
+      got(),
+      [...sent, 'TERM'].map((s) => `got ${s}`),
+    );
     await logs.finished;
   });
 
@@ -144,7 +173,11 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
       pod.restartPolicy = 'OnFailure';
       // The manifest's commented OnFailure command.
       job.command = ['/opt/tools/istio-job-run', '--quit', 'on-success', '--'];
-      job.args = ['/bin/sh', '-c', 'if [ -e /state/failed-once ]; then echo second run; else touch /state/failed-once; echo first run; exit 1; fi'];
+      job.args = [
+        '/bin/sh',
+        '-c',
+        'if [ -e /state/failed-once ]; then echo second run; else touch /state/failed-once; echo first run; exit 1; fi',
+      ];
       pod.volumes = [...(pod.volumes ?? []), { name: 'state', emptyDir: {} }];
       job.volumeMounts = [...(job.volumeMounts ?? []), { name: 'state', mountPath: '/state' }];
     });
@@ -160,7 +193,11 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
   test('shareProcessNamespace: the pause process is PID 1, the job sees the sidecar, and the pod still completes', async () => {
     const spec = variant('job.yaml', (pod, job) => {
       pod.shareProcessNamespace = true;
-      job.args = ['/bin/sh', '-c', 'echo "pid1=$(cat /proc/1/comm) ppid1=$([ $PPID = 1 ] && echo yes || echo no)"; cat /proc/[0-9]*/comm | sort -u | tr "\\n" " "'];
+      job.args = [
+        '/bin/sh',
+        '-c',
+        'echo "pid1=$(cat /proc/1/comm) ppid1=$([ $PPID = 1 ] && echo yes || echo no)"; cat /proc/[0-9]*/comm | sort -u | tr "\\n" " "',
+      ];
     });
     const pod = await play('share-pid', spec);
     assert.deepEqual(await codes(pod), { job: 0, sidecar: 0 });
@@ -188,15 +225,22 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
   });
 
   test('the restricted security context as podman applies it: UIDs, read-only root, no capabilities, seccomp', async () => {
-    const probe = ['id -u', 'stat -c "tools=%u" /opt/tools/istio-job-run', 'touch /probe 2>/dev/null && echo root=writable || echo root=read-only',
-      "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\\t'"].join('; ');
+    const probe = [
+      'id -u',
+      'stat -c "tools=%u" /opt/tools/istio-job-run',
+      'touch /probe 2>/dev/null && echo root=writable || echo root=read-only',
+      "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\\t'",
+    ].join('; ');
     const pod = await play('restricted', withArgs('cronjob.yaml', ['/bin/sh', '-c', probe]));
     assert.deepEqual(await codes(pod), { job: 0, sidecar: 0 });
     const template = podTemplate('cronjob.yaml');
-    const jobUid = String((template.containers[0]?.securityContext as { runAsUser: number }).runAsUser);
+    const jobUid = String((template.containers[0]?.securityContext as { runAsUser: number } | undefined)?.runAsUser);
     const { stdout } = await pod.logs('job');
-    assert.deepEqual(stdout.trim().split('\n'), [jobUid, 'tools=65532', 'root=read-only', 'CapEff:0000000000000000', 'NoNewPrivs:1', 'Seccomp:2'],
-      'the job as its runAsUser; the bundle installed by the image user 65532; no write, no capability, no new privileges, a seccomp filter');
+    assert.deepEqual(
+      stdout.trim().split('\n'),
+      [jobUid, 'tools=65532', 'root=read-only', 'CapEff:0000000000000000', 'NoNewPrivs:1', 'Seccomp:2'],
+      'the job as its runAsUser; the bundle installed by the image user 65532; no write, no capability, no new privileges, a seccomp filter',
+    );
     const job = await pod.inspect('job');
     assert.equal(job.HostConfig.ReadonlyRootfs, true);
     assert.deepEqual(job.EffectiveCaps ?? [], []);
@@ -205,16 +249,25 @@ describe('pods from docker/k8s in podman, with runc', { concurrency: PARALLEL_PO
   });
 
   test('memory: what the wrapper and its job use in their container; its anonymous memory fits the request as written', async (t) => {
-    const measure = "grep -E '^(total_rss|total_cache) ' /sys/fs/cgroup/memory/memory.stat; echo max_usage $(cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes)";
+    const measure =
+      "grep -E '^(total_rss|total_cache) ' /sys/fs/cgroup/memory/memory.stat; echo max_usage $(cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes)";
     const pod = await play('memory', withArgs('job.yaml', ['/bin/sh', '-c', measure]), ['--ready-after', '3']);
     assert.deepEqual(await codes(pod), { job: 0, sidecar: 0 });
-    const figures = Object.fromEntries((await pod.logs('job')).stdout.trim().split('\n').map((line) => {
-      const [key = '', value = ''] = line.split(' ');
-      return [key, Number(value) / 1_048_576];
-    }));
+    const figures = Object.fromEntries(
+      (await pod.logs('job')).stdout
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const [key = '', value = ''] = line.split(' ');
+          return [key, Number(value) / 1_048_576];
+        }),
+    );
     t.diagnostic(`job container (wrapper in classic mode + sh): ${JSON.stringify(figures)} MiB`);
     const request = Number.parseInt(podTemplate('job.yaml').containers[0]?.resources?.requests?.['memory'] ?? '', 10);
-    assert.ok((figures['total_rss'] ?? Number.NaN) < request, `the anonymous memory fits the request of ${request} MiB: ${JSON.stringify(figures)}`);
+    assert.ok(
+      (figures['total_rss'] ?? Number.NaN) < request,
+      `the anonymous memory fits the request of ${request} MiB: ${JSON.stringify(figures)}`,
+    );
   });
 });
 

@@ -2,7 +2,7 @@
 // a huge value; unknown flags; commands that are missing or a directory; a quit URL that is not loopback.
 // Each must end with a message naming what is wrong, a documented exit code, and the sidecar told to quit.
 
-import { OPTIONS } from '../../src/options.ts';
+import { OPTIONS } from '../../src/options-table.ts';
 import type { PodResult, PodSpec } from './kubelet.ts';
 import { WRAPPER } from './process.ts';
 
@@ -19,10 +19,29 @@ const CLASSIC = JSON.stringify({ initContainers: ['istio-init'], containers: ['i
 
 /** A wrong, an empty and a huge value for each kind of option. */
 function badValues(kind: string, sample: unknown): [string, string][] {
-  if (typeof sample === 'number') return [['wrong', 'soon'], ['empty', ''], ['huge', `${'9'.repeat(30)}h`]];
-  if (typeof sample === 'boolean') return [['wrong', 'maybe'], ['empty', ''], ['huge', 'y'.repeat(10_000)]];
-  if (sample instanceof URL || kind === 'list') return [['wrong', 'ftp://127.0.0.1/x'], ['empty', ''], ['huge', `ftp://${'x'.repeat(10_000)}`]];
-  return [['wrong', 'sometimes'], ['empty', ''], ['huge', 'x'.repeat(10_000)]];
+  if (typeof sample === 'number')
+    return [
+      ['wrong', 'soon'],
+      ['empty', ''],
+      ['huge', `${'9'.repeat(30)}h`],
+    ];
+  if (typeof sample === 'boolean')
+    return [
+      ['wrong', 'maybe'],
+      ['empty', ''],
+      ['huge', 'y'.repeat(10_000)],
+    ];
+  if (sample instanceof URL || kind === 'list')
+    return [
+      ['wrong', 'ftp://127.0.0.1/x'],
+      ['empty', ''],
+      ['huge', `ftp://${'x'.repeat(10_000)}`],
+    ];
+  return [
+    ['wrong', 'sometimes'],
+    ['empty', ''],
+    ['huge', 'x'.repeat(10_000)],
+  ];
 }
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -32,11 +51,23 @@ export function badInputs(): BadInput[] {
   for (const spec of Object.values(OPTIONS)) {
     const sample: unknown = Array.isArray(spec.default) ? spec.default[0] : spec.default;
     for (const [what, value] of badValues(spec.kind, sample)) {
-      const variable = { name: `${spec.env}: ${what}`, args: ['true'], env: { [spec.env]: value }, code: 125, message: new RegExp(`^istio-job-run: ${escape(spec.env)}: `, 'm') };
+      const variable = {
+        name: `${spec.env}: ${what}`,
+        args: ['true'],
+        env: { [spec.env]: value },
+        code: 125,
+        message: new RegExp(`^istio-job-run: ${escape(spec.env)}: `, 'm'),
+      };
       list.push(variable);
       // A switch takes no value on the command line: --NAME=value is its wrong use.
       const args = spec.kind === 'switch' ? [`--${spec.flag}=${value}`] : [`--${spec.flag}`, value];
-      list.push({ name: `--${spec.flag}: ${what}`, args: [...args, 'true'], env: {}, code: 125, message: new RegExp(`^istio-job-run: --${escape(spec.flag)}: `, 'm') });
+      list.push({
+        name: `--${spec.flag}: ${what}`,
+        args: [...args, 'true'],
+        env: {},
+        code: 125,
+        message: new RegExp(`^istio-job-run: --${escape(spec.flag)}: `, 'm'),
+      });
     }
   }
   list.push(
@@ -47,8 +78,18 @@ export function badInputs(): BadInput[] {
     { name: 'a command that is a directory', args: ['/tmp'], env: {}, code: 126, message: /\/tmp: cannot be executed/ },
     {
       name: 'a quit URL that is not loopback (allowed, with a warning)',
-      args: ['--quit-url', 'http://10.11.12.13:15020/quitquitquit', '--quit-url', 'http://127.0.0.1:15020/quitquitquit', '--quit-timeout', '1s', 'true'],
-      env: {}, code: 0, message: /warning: quit URL http:\/\/10\.11\.12\.13:15020\/quitquitquit is not a loopback address/,
+      args: [
+        '--quit-url',
+        'http://10.11.12.13:15020/quitquitquit',
+        '--quit-url',
+        'http://127.0.0.1:15020/quitquitquit',
+        '--quit-timeout',
+        '1s',
+        'true',
+      ],
+      env: {},
+      code: 0,
+      message: /warning: quit URL http:\/\/10\.11\.12\.13:15020\/quitquitquit is not a loopback address/,
     },
   );
   return list;
@@ -58,7 +99,10 @@ export function badInputs(): BadInput[] {
 export function badInputPod(input: BadInput): PodSpec {
   return {
     sidecar: { kind: 'classic', flags: ['--ready-after-ms', '50'] },
-    job: { argv: [WRAPPER, ...input.args], env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: CLASSIC, ...input.env } },
+    job: {
+      argv: [WRAPPER, ...input.args],
+      env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: CLASSIC, ...input.env },
+    },
     restartPolicy: 'Never',
     backoffLimit: 0,
     graceMs: 1_000,

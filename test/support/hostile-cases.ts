@@ -12,7 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants } from 'node:os';
 import {
-  accepts, cgroup, childOf, flood, inspectorThreads, listenersOf, processState, spawnHow, tree, underLoad, type Spawned,
+  accepts,
+  cgroup,
+  childOf,
+  flood,
+  inspectorThreads,
+  listenersOf,
+  processState,
+  spawnHow,
+  tree,
+  underLoad,
+  type Spawned,
 } from './hostile.ts';
 import { WRAPPER, NODE, REPORTER } from './process.ts';
 import { Sidecar, type SidecarOptions } from './sidecar.ts';
@@ -41,7 +51,8 @@ const CLASSIC = ['--sidecar', 'classic', '--ready-timeout', '3s', '--quit-timeou
 const EXIT_BOUND_MS = 3_000;
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 const signo = (name: string): number => constants.signals[name as NodeJS.Signals];
-const pid1Argv = (pid1: boolean, argv: readonly string[]): string[] => (pid1 ? ['unshare', '--pid', '--fork', '--mount-proc', ...argv] : [...argv]);
+const pid1Argv = (pid1: boolean, argv: readonly string[]): string[] =>
+  pid1 ? ['unshare', '--pid', '--fork', '--mount-proc', ...argv] : [...argv];
 const where = (pid1: boolean, loaded = false): string => `${pid1 ? 'as PID 1' : 'not PID 1'}${loaded ? ', loaded' : ''}`;
 
 /** The stand-in on the real ports of this network namespace, for one try. */
@@ -73,7 +84,11 @@ async function target(spawned: Spawned, pid1: boolean): Promise<number> {
 }
 
 const describeStatus = (status: { code: number | undefined; timedOut: boolean; killedBy: number | undefined }): string =>
-  status.timedOut ? 'hang (killed by the bound)' : status.killedBy !== undefined ? `killed by signal ${status.killedBy} (${status.code})` : `exit ${status.code}`;
+  status.timedOut
+    ? 'hang (killed by the bound)'
+    : status.killedBy !== undefined
+      ? `killed by signal ${status.killedBy} (${status.code})`
+      : `exit ${status.code}`;
 
 /** stderr lines that are not the wrapper's (`istio-job-run: ...` or its JSON). */
 const foreignLines = (stderr: string): string[] =>
@@ -93,7 +108,8 @@ function joinGot(parts: (string | false | undefined)[]): string {
 
 const stopDuringStartUp: HostileCase = {
   name: 'stop signal during start-up',
-  about: 'TERM, INT, HUP or QUIT 0-150 ms after spawn, the proxy never ready (every signal blocked at exec, so none is lost before ' +
+  about:
+    'TERM, INT, HUP or QUIT 0-150 ms after spawn, the proxy never ready (every signal blocked at exec, so none is lost before ' +
     'the program runs): exit 128+N, the command never runs, the quit is POSTed',
   tries: { short: 8, long: 240 },
   async run(i) {
@@ -102,24 +118,38 @@ const stopDuringStartUp: HostileCase = {
     const loaded = i % 3 === 2;
     const delay = (i * 47) % 151;
     const sent = `${signal} at ${delay} ms, ${where(pid1, loaded)}`;
-    return underLoad(loaded, () => withStandIn({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
-      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'echo command-ran']), { blockSignals: true, timeoutMs: 10_000 });
-      const pid = await target(spawned, pid1);
-      await wait(delay);
-      process.kill(pid, signal);
-      const status = await spawned.status;
-      const ran = status.stdout.includes('command-ran');
-      const quits = acknowledged(sidecar);
-      const expected = 128 + signo(signal);
-      const ok = status.killedBy === undefined && status.code === expected && !ran && quits >= 1;
-      return { sent, ok, got: joinGot([`${describeStatus(status)}${status.code === expected && status.killedBy === undefined ? ' (128+N)' : ''}`, ran ? 'the command ran' : 'no command', `${quits} quit(s) acknowledged`]) };
-    }));
+    return underLoad(loaded, () =>
+      withStandIn({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
+        const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'echo command-ran']), {
+          blockSignals: true,
+          timeoutMs: 10_000,
+        });
+        const pid = await target(spawned, pid1);
+        await wait(delay);
+        process.kill(pid, signal);
+        const status = await spawned.status;
+        const ran = status.stdout.includes('command-ran');
+        const quits = acknowledged(sidecar);
+        const expected = 128 + signo(signal);
+        const ok = status.killedBy === undefined && status.code === expected && !ran && quits >= 1;
+        return {
+          sent,
+          ok,
+          got: joinGot([
+            `${describeStatus(status)}${status.code === expected && status.killedBy === undefined ? ' (128+N)' : ''}`,
+            ran ? 'the command ran' : 'no command',
+            `${quits} quit(s) acknowledged`,
+          ]),
+        };
+      }),
+    );
   },
 };
 
 const userSignalsDuringStartUp: HostileCase = {
   name: 'USR1 or USR2 during start-up',
-  about: 'USR1 or USR2 0-150 ms after spawn (blocked at exec), then the proxy turns ready and the command runs; then the same signal ' +
+  about:
+    'USR1 or USR2 0-150 ms after spawn (blocked at exec), then the proxy turns ready and the command runs; then the same signal ' +
     'again: no inspector ever (nothing listens on 9229 in the netns, no "Debugger" line), and the command gets the signal exactly once',
   tries: { short: 4, long: 120 },
   async run(i) {
@@ -128,34 +158,42 @@ const userSignalsDuringStartUp: HostileCase = {
     const loaded = i % 3 === 2;
     const delay = (i * 47) % 151;
     const sent = `${signal} at ${delay} ms, then again while the command runs, ${where(pid1, loaded)}`;
-    return underLoad(loaded, () => withStandIn({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
-      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', NODE, REPORTER]), { blockSignals: true, timeoutMs: 12_000 });
-      const pid = await target(spawned, pid1);
-      await wait(delay);
-      process.kill(pid, signal);
-      sidecar.setReady();
-      let inspector: string[] = [];
-      let got: string | undefined;
-      try {
-        const commandPid = Number((await spawned.line(/^ready \d+ \d+$/)).split(' ')[1]);
-        inspector = [...listenersOf(pid, 9229), ...inspectorThreads(tree(pid).filter((p) => p !== commandPid))];
-        if (await accepts('127.0.0.1', 9229)) inspector.push('127.0.0.1:9229 accepts');
+    return underLoad(loaded, () =>
+      withStandIn({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
+        const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', NODE, REPORTER]), { blockSignals: true, timeoutMs: 12_000 });
+        const pid = await target(spawned, pid1);
+        await wait(delay);
         process.kill(pid, signal);
-        await spawned.line(new RegExp(`^signal ${signal}$`), 5_000);
-      } catch (error) {
-        got = (error as Error).message;
-      }
-      spawned.helperProcess.stdin?.end('exit 0\n');
-      const status = await spawned.status;
-      const debuggerLine = /Debugger listening|inspector/i.test(status.stderr);
-      const count = reportedCount(status.stdout, signal);
-      const ok = got === undefined && inspector.length === 0 && !debuggerLine && count === 1 && status.code === 0;
-      return {
-        sent, ok,
-        got: joinGot([describeStatus(status), got, inspector.length > 0 && `inspector: ${inspector.join(' ')}`, debuggerLine && '"Debugger listening" on stderr',
-          `the command got it ${count} time(s)`]),
-      };
-    }));
+        sidecar.setReady();
+        let inspector: string[] = [];
+        let got: string | undefined;
+        try {
+          const commandPid = Number((await spawned.line(/^ready \d+ \d+$/)).split(' ')[1]);
+          inspector = [...listenersOf(pid, 9229), ...inspectorThreads(tree(pid).filter((p) => p !== commandPid))];
+          if (await accepts('127.0.0.1', 9229)) inspector.push('127.0.0.1:9229 accepts');
+          process.kill(pid, signal);
+          await spawned.line(new RegExp(`^signal ${signal}$`), 5_000);
+        } catch (error) {
+          got = (error as Error).message;
+        }
+        spawned.helperProcess.stdin?.end('exit 0\n');
+        const status = await spawned.status;
+        const debuggerLine = /Debugger listening|inspector/i.test(status.stderr);
+        const count = reportedCount(status.stdout, signal);
+        const ok = got === undefined && inspector.length === 0 && !debuggerLine && count === 1 && status.code === 0;
+        return {
+          sent,
+          ok,
+          got: joinGot([
+            describeStatus(status),
+            got,
+            inspector.length > 0 && `inspector: ${inspector.join(' ')}`,
+            debuggerLine && '"Debugger listening" on stderr',
+            `the command got it ${count} time(s)`,
+          ]),
+        };
+      }),
+    );
   },
 };
 
@@ -165,15 +203,19 @@ const userSignalsDuringStartUp: HostileCase = {
 /** A job that ignores `traps`, says "ready", and exits with `code` when a line arrives on stdin. */
 const cueJob = (traps: string, code: number): string[] => ['/bin/sh', '-c', `trap "" ${traps}; echo "ready $$"; read line; exit ${code}`];
 
-async function acrossExit(i: number, how: { signal: string; gapMicros: number; pid1: boolean; tini?: boolean; code: number }): Promise<Omit<Try, 'sent'>> {
+async function acrossExit(
+  i: number,
+  how: { signal: string; gapMicros: number; pid1: boolean; tini?: boolean; code: number },
+): Promise<Omit<Try, 'sent'>> {
   const wrapperArgv = [WRAPPER, '--sidecar', 'none', '--', ...cueJob('HUP TERM USR2 WINCH', how.code)];
   const argv = how.tini === true ? ['tini', '-s', '--', ...wrapperArgv] : pid1Argv(how.pid1, wrapperArgv);
   const spawned = spawnHow(argv, { timeoutMs: 12_000 });
   const pid = await target(spawned, how.pid1);
   const commandPid = Number((await spawned.line(/^ready \d+$/)).split(' ')[1]);
   // A flood: one flooder per signal of the case, and one more of a second forwarded signal, so two are pending at once.
-  const flooders = (how.gapMicros === 0 ? [how.signal, how.signal === 'SIGWINCH' ? 'SIGUSR2' : 'SIGWINCH'] : [how.signal])
-    .map((signal) => flood(pid, signo(signal), how.gapMicros, how.gapMicros === 0 ? 200_000 : 20));
+  const flooders = (how.gapMicros === 0 ? [how.signal, how.signal === 'SIGWINCH' ? 'SIGUSR2' : 'SIGWINCH'] : [how.signal]).map((signal) =>
+    flood(pid, signo(signal), how.gapMicros, how.gapMicros === 0 ? 200_000 : 20),
+  );
   await Promise.all(flooders.map((flooder) => flooder.started));
   const cuedAt = performance.now();
   spawned.helperProcess.stdin?.end('go\n');
@@ -189,15 +231,23 @@ async function acrossExit(i: number, how: { signal: string; gapMicros: number; p
   void i;
   return {
     ok,
-    got: joinGot([describeStatus(status), status.code === 128 + signo(how.signal) && `(the wrapper died of ${how.signal})`,
-      tookMs >= EXIT_BOUND_MS && `not within ${EXIT_BOUND_MS} ms of the command's end`, zombie && 'beside a zombie command',
-      `${sent >= 10_000 ? `${Math.round(sent / 1000)}k` : sent < 1000 ? `${sent}` : `${(sent / 1000).toFixed(0)}k`} signals sent`.replace(/\d+k? signals/, (m) => (ok ? 'signals' : m))]),
+    got: joinGot([
+      describeStatus(status),
+      status.code === 128 + signo(how.signal) && `(the wrapper died of ${how.signal})`,
+      tookMs >= EXIT_BOUND_MS && `not within ${EXIT_BOUND_MS} ms of the command's end`,
+      zombie && 'beside a zombie command',
+      `${sent >= 10_000 ? `${Math.round(sent / 1000)}k` : sent < 1000 ? `${sent}` : `${(sent / 1000).toFixed(0)}k`} signals sent`.replace(
+        /\d+k? signals/,
+        (m) => (ok ? 'signals' : m),
+      ),
+    ]),
   };
 }
 
 const floodAcrossExit: HostileCase = {
   name: 'signal flood across the exit',
-  about: 'kill(2) in tight C loops (USR2, WINCH or HUP, and WINCH or USR2 beside it; the job ignores them; 200k of each sent before the ' +
+  about:
+    'kill(2) in tight C loops (USR2, WINCH or HUP, and WINCH or USR2 beside it; the job ignores them; 200k of each sent before the ' +
     'command is told to exit) while the command exits with 7: the wrapper exits 7 ' +
     `within ${EXIT_BOUND_MS} ms, no zombie left`,
   tries: { short: 4, long: 120 },
@@ -210,11 +260,15 @@ const floodAcrossExit: HostileCase = {
 
 const termStreamNotPid1: HostileCase = {
   name: 'TERM stream across the exit, not PID 1',
-  about: 'a TERM every 0.5 ms at the wrapper (directly, or through tini) while the command, which ignores TERM, exits with 3: exit 3, not 143',
+  about:
+    'a TERM every 0.5 ms at the wrapper (directly, or through tini) while the command, which ignores TERM, exits with 3: exit 3, not 143',
   tries: { short: 4, long: 120 },
   async run(i) {
     const tini = i % 2 === 1;
-    return { sent: `TERM every 0.5 ms, ${tini ? 'under tini -s' : 'from its parent'}`, ...(await acrossExit(i, { signal: 'SIGTERM', gapMicros: 500, pid1: false, tini, code: 3 })) };
+    return {
+      sent: `TERM every 0.5 ms, ${tini ? 'under tini -s' : 'from its parent'}`,
+      ...(await acrossExit(i, { signal: 'SIGTERM', gapMicros: 500, pid1: false, tini, code: 3 })),
+    };
   },
 };
 
@@ -226,28 +280,41 @@ const realTimeDeath: HostileCase = {
     const n = 34 + ((i * 10) % 31);
     const pid1 = Math.floor(i / 31) % 2 === 1;
     return withStandIn({}, async (sidecar) => {
-      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--quit', 'on-success', '--', '/bin/sh', '-c', `kill -${n} $$`]), { timeoutMs: 10_000 });
+      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--quit', 'on-success', '--', '/bin/sh', '-c', `kill -${n} $$`]), {
+        timeoutMs: 10_000,
+      });
       const status = await spawned.status;
       const quits = sidecar.quitRequests.length;
-      return { sent: `kill -${n}, ${where(pid1)}`, ok: status.killedBy === undefined && status.code === 128 + n && quits === 0, got: joinGot([describeStatus(status), status.code === 128 + n && status.killedBy === undefined && '(128+N)', `${quits} quit(s)`]) };
+      return {
+        sent: `kill -${n}, ${where(pid1)}`,
+        ok: status.killedBy === undefined && status.code === 128 + n && quits === 0,
+        got: joinGot([describeStatus(status), status.code === 128 + n && status.killedBy === undefined && '(128+N)', `${quits} quit(s)`]),
+      };
     });
   },
 };
 
 const signalsDuringQuit: HostileCase = {
   name: 'signals during the quit',
-  about: 'the first quit hangs (until --request-timeout); meanwhile TERM, INT, HUP, QUIT and USR1 at the wrapper: exit with the job\'s 3, the retry acknowledged',
+  about:
+    "the first quit hangs (until --request-timeout); meanwhile TERM, INT, HUP, QUIT and USR1 at the wrapper: exit with the job's 3, the retry acknowledged",
   tries: { short: 2, long: 40 },
   async run(i) {
     const pid1 = i % 2 === 1;
     return withStandIn({ quitScript: ['hang'] }, async (sidecar) => {
-      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--request-timeout', '500ms', '--', '/bin/sh', '-c', 'exit 3']), { timeoutMs: 10_000 });
+      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--request-timeout', '500ms', '--', '/bin/sh', '-c', 'exit 3']), {
+        timeoutMs: 10_000,
+      });
       const pid = await target(spawned, pid1);
       await sidecar.waitFor(() => sidecar.quitRequests.length >= 1);
       for (const signal of [...STOP_SIGNALS, 'SIGUSR1'] as const) process.kill(pid, signal);
       const status = await spawned.status;
       const quits = acknowledged(sidecar);
-      return { sent: `TERM INT HUP QUIT USR1 during a hanging quit, ${where(pid1)}`, ok: status.code === 3 && quits === 1, got: joinGot([describeStatus(status), `${quits} quit(s) acknowledged`]) };
+      return {
+        sent: `TERM INT HUP QUIT USR1 during a hanging quit, ${where(pid1)}`,
+        ok: status.code === 3 && quits === 1,
+        got: joinGot([describeStatus(status), `${quits} quit(s) acknowledged`]),
+      };
     });
   },
 };
@@ -257,8 +324,9 @@ const signalsDuringQuit: HostileCase = {
 
 const stalledStderr: HostileCase = {
   name: 'stalled stderr',
-  about: 'the wrapper\'s stderr is a full pipe nobody reads; classic mode, the job writes nothing and exits 6: exit 6 within the bound, ' +
-    'and the job\'s stderr is not made non-blocking',
+  about:
+    "the wrapper's stderr is a full pipe nobody reads; classic mode, the job writes nothing and exits 6: exit 6 within the bound, " +
+    "and the job's stderr is not made non-blocking",
   tries: { short: 2, long: 40 },
   async run(i) {
     const pid1 = i % 2 === 1;
@@ -272,7 +340,11 @@ const stalledStderr: HostileCase = {
       return {
         sent: `stderr full and never read, ${where(pid1)}`,
         ok: status.code === 6 && flags !== undefined && !nonBlocking,
-        got: joinGot([describeStatus(status), flags === undefined ? 'the job never ran' : nonBlocking ? "the job's stderr is O_NONBLOCK" : "the job's stderr blocking", `${quits} quit(s) acknowledged`]),
+        got: joinGot([
+          describeStatus(status),
+          flags === undefined ? 'the job never ran' : nonBlocking ? "the job's stderr is O_NONBLOCK" : "the job's stderr blocking",
+          `${quits} quit(s) acknowledged`,
+        ]),
       };
     });
   },
@@ -280,7 +352,8 @@ const stalledStderr: HostileCase = {
 
 const closedStdout: HostileCase = {
   name: 'stdout a closed pipe',
-  about: 'stdout is a pipe whose reader is gone: the job that writes to it ends as it does without the wrapper (SIGPIPE, 141); ' +
+  about:
+    'stdout is a pipe whose reader is gone: the job that writes to it ends as it does without the wrapper (SIGPIPE, 141); ' +
     '--version exits 0',
   tries: { short: 2, long: 20 },
   async run(i) {
@@ -288,12 +361,19 @@ const closedStdout: HostileCase = {
     const args = version ? ['--version'] : ['--sidecar', 'none', '--', '/bin/sh', '-c', 'echo x; exit 0'];
     const expected = version ? 0 : (await spawnHow(['/bin/sh', '-c', 'echo x; exit 0'], { stdout: 'closed-pipe' }).status).code;
     const status = await spawnHow([WRAPPER, ...args], { stdout: 'closed-pipe', timeoutMs: 8_000 }).status;
-    return { sent: version ? '--version' : 'a job that writes a line', ok: status.killedBy === undefined && status.code === expected, got: `${describeStatus(status)} (without the wrapper: ${expected})` };
+    return {
+      sent: version ? '--version' : 'a job that writes a line',
+      ok: status.killedBy === undefined && status.code === expected,
+      got: `${describeStatus(status)} (without the wrapper: ${expected})`,
+    };
   },
 };
 
 /** Runs the job `busybox env` through the wrapper with `env` added, in classic mode; returns what it saw. */
-async function envJob(env: Record<string, string>, pid1: boolean): Promise<{ status: Awaited<Spawned['status']>; seen: Map<string, string>; quits: number; ready: boolean }> {
+async function envJob(
+  env: Record<string, string>,
+  pid1: boolean,
+): Promise<{ status: Awaited<Spawned['status']>; seen: Map<string, string>; quits: number; ready: boolean }> {
   return withStandIn({}, async (sidecar) => {
     const status = await spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', BUSYBOX, 'env']), { env, timeoutMs: 10_000 }).status;
     const seen = new Map<string, string>();
@@ -305,23 +385,35 @@ async function envJob(env: Record<string, string>, pid1: boolean): Promise<{ sta
   });
 }
 
-function judgeEnv(env: Record<string, string>, result: Awaited<ReturnType<typeof envJob>>, dirs: readonly string[] = []): Omit<Try, 'sent'> {
-  const changed = Object.entries(env).filter(([name, value]) => result.seen.get(name) !== value).map(([name]) => name);
+function judgeEnv(
+  env: Record<string, string>,
+  result: Awaited<ReturnType<typeof envJob>>,
+  dirs: readonly string[] = [],
+): Omit<Try, 'sent'> {
+  const changed = Object.entries(env)
+    .filter(([name, value]) => result.seen.get(name) !== value)
+    .map(([name]) => name);
   const foreign = foreignLines(result.status.stderr);
   const written = dirs.flatMap((dir) => readdirSync(dir).map((name) => join(dir.split('/').at(-1) ?? '', name)));
-  const ok = result.status.code === 0 && result.ready && result.quits === 1 && changed.length === 0 && foreign.length === 0 && written.length === 0;
+  const ok =
+    result.status.code === 0 && result.ready && result.quits === 1 && changed.length === 0 && foreign.length === 0 && written.length === 0;
   return {
     ok,
-    got: joinGot([describeStatus(result.status), result.ready ? 'ready' : 'no readiness', `${result.quits} quit(s)`,
+    got: joinGot([
+      describeStatus(result.status),
+      result.ready ? 'ready' : 'no readiness',
+      `${result.quits} quit(s)`,
       changed.length > 0 ? `changed for the job: ${changed.join(' ')}` : 'the job sees them unchanged',
       foreign.length > 0 && `${foreign.length} unprefixed stderr line(s), e.g. ${JSON.stringify(foreign[0]?.slice(0, 80))}`,
-      written.length > 0 && `written: ${written.slice(0, 3).join(' ')}`]),
+      written.length > 0 && `written: ${written.slice(0, 3).join(' ')}`,
+    ]),
   };
 }
 
 const brokenPreload: HostileCase = {
   name: 'broken LD_PRELOAD',
-  about: 'LD_PRELOAD naming a missing file, or a file that is not ELF: the command runs, readiness and quit happen, the job sees LD_PRELOAD unchanged, ' +
+  about:
+    'LD_PRELOAD naming a missing file, or a file that is not ELF: the command runs, readiness and quit happen, the job sees LD_PRELOAD unchanged, ' +
     'no loader errors on stderr',
   tries: { short: 2, long: 20 },
   async run(i) {
@@ -330,14 +422,18 @@ const brokenPreload: HostileCase = {
       writeFileSync(notElf, '#!/bin/sh\nnot a library\n');
       const preload = i % 2 === 0 ? '/no/such/preload.so' : notElf;
       const env = { LD_PRELOAD: preload };
-      return { sent: `LD_PRELOAD=${i % 2 === 0 ? 'a missing file' : 'a text file'}, ${where(i % 4 >= 2)}`, ...judgeEnv(env, await envJob(env, i % 4 >= 2)) };
+      return {
+        sent: `LD_PRELOAD=${i % 2 === 0 ? 'a missing file' : 'a text file'}, ${where(i % 4 >= 2)}`,
+        ...judgeEnv(env, await envJob(env, i % 4 >= 2)),
+      };
     });
   },
 };
 
 const nodeVariables: HostileCase = {
   name: 'NODE_* variables meant for the job',
-  about: 'NODE_DEBUG=*, NODE_V8_COVERAGE=DIR, NODE_COMPILE_CACHE=DIR, NODE_OPTIONS, NODE_TLS_REJECT_UNAUTHORIZED=0, UV_THREADPOOL_SIZE=1: ' +
+  about:
+    'NODE_DEBUG=*, NODE_V8_COVERAGE=DIR, NODE_COMPILE_CACHE=DIR, NODE_OPTIONS, NODE_TLS_REJECT_UNAUTHORIZED=0, UV_THREADPOOL_SIZE=1: ' +
     'no unprefixed stderr line, nothing written into DIR, the job sees each unchanged',
   tries: { short: 2, long: 20 },
   async run(i) {
@@ -347,8 +443,12 @@ const nodeVariables: HostileCase = {
       mkdirSync(coverage);
       mkdirSync(cache);
       const env = {
-        NODE_DEBUG: '*', NODE_V8_COVERAGE: coverage, NODE_COMPILE_CACHE: cache, NODE_OPTIONS: '--trace-exit --trace-warnings --pending-deprecation',
-        NODE_TLS_REJECT_UNAUTHORIZED: '0', UV_THREADPOOL_SIZE: '1',
+        NODE_DEBUG: '*',
+        NODE_V8_COVERAGE: coverage,
+        NODE_COMPILE_CACHE: cache,
+        NODE_OPTIONS: '--trace-exit --trace-warnings --pending-deprecation',
+        NODE_TLS_REJECT_UNAUTHORIZED: '0',
+        UV_THREADPOOL_SIZE: '1',
       };
       const pid1 = i % 2 === 1;
       return { sent: `all of them, ${where(pid1)}`, ...judgeEnv(env, await envJob(env, pid1), [coverage, cache]) };
@@ -369,7 +469,8 @@ const rawEntries = (environ: Buffer): string[] => {
 
 const environmentBytes: HostileCase = {
   name: 'environment bytes',
-  about: 'an environment set with execve(2): a value and a name that are not UTF-8, a value with a newline and "=", an empty value; the job ' +
+  about:
+    'an environment set with execve(2): a value and a name that are not UTF-8, a value with a newline and "=", an empty value; the job ' +
     '(cat /proc/self/environ) sees exactly those entries, byte for byte',
   tries: { short: 2, long: 20 },
   async run(i) {
@@ -390,9 +491,13 @@ const environmentBytes: HostileCase = {
     const missing = given.filter((entry) => !seen.includes(entry)).map((hex) => Buffer.from(hex, 'hex').toString('latin1').split('=')[0]);
     const extra = seen.filter((entry) => !given.includes(entry)).map((hex) => Buffer.from(hex, 'hex').toString('latin1').split('=')[0]);
     return {
-      sent: where(pid1), ok: status.code === 0 && missing.length === 0 && extra.length === 0,
-      got: joinGot([describeStatus(status), missing.length > 0 ? `not as given: ${missing.map((n) => JSON.stringify(n)).join(' ')}` : 'every entry byte for byte',
-        extra.length > 0 && `added: ${extra.join(' ')}`]),
+      sent: where(pid1),
+      ok: status.code === 0 && missing.length === 0 && extra.length === 0,
+      got: joinGot([
+        describeStatus(status),
+        missing.length > 0 ? `not as given: ${missing.map((n) => JSON.stringify(n)).join(' ')}` : 'every entry byte for byte',
+        extra.length > 0 && `added: ${extra.join(' ')}`,
+      ]),
     };
   },
 };
@@ -405,14 +510,22 @@ const deletedCwd: HostileCase = {
     const pid1 = i % 2 === 1;
     const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-gone-'));
     return withStandIn({}, async (sidecar) => {
-      const status = await spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'echo ran; exit 9']),
-        { deletedCwd: dir, timeoutMs: 8_000 }).status;
+      const status = await spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'echo ran; exit 9']), {
+        deletedCwd: dir,
+        timeoutMs: 8_000,
+      }).status;
       const ran = status.stdout.includes('ran');
       const quits = acknowledged(sidecar);
       const trace = status.stderr.includes('internal error');
       return {
-        sent: where(pid1), ok: status.code === 9 && ran && quits === 1,
-        got: joinGot([describeStatus(status), ran ? 'the command ran' : 'the command never ran', trace && '"internal error" on stderr', `${quits} quit(s) acknowledged`]),
+        sent: where(pid1),
+        ok: status.code === 9 && ran && quits === 1,
+        got: joinGot([
+          describeStatus(status),
+          ran ? 'the command ran' : 'the command never ran',
+          trace && '"internal error" on stderr',
+          `${quits} quit(s) acknowledged`,
+        ]),
       };
     });
   },
@@ -442,24 +555,42 @@ function snapshot(dir: string): string {
 
 const failedReinstall: HostileCase = {
   name: 'failed re-install',
-  about: 'a first --install works; a second one fails at its last rename (the launcher is a bind-mount point: EBUSY): it says so, ' +
+  about:
+    'a first --install works; a second one fails at its last rename (the launcher is a bind-mount point: EBUSY): it says so, ' +
     'and the first install is byte-identical and still runs a job (exit 4)',
   tries: { short: 1, long: 10 },
   async run() {
     return withScratch(async (dir) => {
       const first = await spawnHow([WRAPPER, '--install', dir]).status;
-      if (first.code !== 0) return { sent: 'a first install', ok: false, got: `the first install failed: ${describeStatus(first)} ${first.stderr.trim()}` };
+      if (first.code !== 0)
+        return { sent: 'a first install', ok: false, got: `the first install failed: ${describeStatus(first)} ${first.stderr.trim()}` };
       const before = snapshot(dir);
       const launcher = join(dir, 'istio-job-run');
-      const second = await spawnHow(['/usr/bin/unshare', '--mount', '--', '/bin/sh', '-c', 'mount --bind "$1" "$1" && exec "$2" --install "$3"', 'sh', launcher, WRAPPER, dir],
-        { timeoutMs: 10_000 }).status;
+      const second = await spawnHow(
+        [
+          '/usr/bin/unshare',
+          '--mount',
+          '--',
+          '/bin/sh',
+          '-c',
+          'mount --bind "$1" "$1" && exec "$2" --install "$3"',
+          'sh',
+          launcher,
+          WRAPPER,
+          dir,
+        ],
+        { timeoutMs: 10_000 },
+      ).status;
       const identical = snapshot(dir) === before;
       const works = await spawnHow([launcher, '--sidecar', 'none', '--', '/bin/sh', '-c', 'exit 4'], { timeoutMs: 8_000 }).status;
       return {
         sent: 'a second install whose last rename fails (EBUSY)',
         ok: second.code === 125 && identical && works.code === 4,
-        got: joinGot([`second install ${describeStatus(second)}`, identical ? 'the first install byte-identical' : 'the first install changed',
-          `the installed copy ${works.code === 4 ? 'works' : `fails (${describeStatus(works)}: ${works.stderr.trim().split('\n')[0]?.slice(0, 100)})`}`]),
+        got: joinGot([
+          `second install ${describeStatus(second)}`,
+          identical ? 'the first install byte-identical' : 'the first install changed',
+          `the installed copy ${works.code === 4 ? 'works' : `fails (${describeStatus(works)}: ${works.stderr.trim().split('\n')[0]?.slice(0, 100)})`}`,
+        ]),
       };
     });
   },
@@ -467,7 +598,8 @@ const failedReinstall: HostileCase = {
 
 const installWithoutDir: HostileCase = {
   name: '--install without a directory',
-  about: '`--install` as the last argument, inside Kubernetes (classic assumed), the stand-in up: a usage error at once, exit 125, no HTTP request',
+  about:
+    '`--install` as the last argument, inside Kubernetes (classic assumed), the stand-in up: a usage error at once, exit 125, no HTTP request',
   tries: { short: 1, long: 10 },
   async run(i) {
     const args = i % 2 === 0 ? ['--install'] : ['--log-level', 'debug', '--install'];
@@ -478,9 +610,14 @@ const installWithoutDir: HostileCase = {
       const requests = sidecar.requests.length;
       const named = /^istio-job-run: --install/m.test(status.stderr);
       return {
-        sent: args.join(' '), ok: status.code === 125 && requests === 0 && named && tookMs < EXIT_BOUND_MS,
-        got: joinGot([describeStatus(status), `${requests} HTTP request(s)`, named ? 'names --install' : `says ${JSON.stringify(status.stderr.split('\n')[0]?.slice(0, 80))}`,
-          tookMs >= EXIT_BOUND_MS && `took ${(tookMs / 1000).toFixed(0)} s`]),
+        sent: args.join(' '),
+        ok: status.code === 125 && requests === 0 && named && tookMs < EXIT_BOUND_MS,
+        got: joinGot([
+          describeStatus(status),
+          `${requests} HTTP request(s)`,
+          named ? 'names --install' : `says ${JSON.stringify(status.stderr.split('\n')[0]?.slice(0, 80))}`,
+          tookMs >= EXIT_BOUND_MS && `took ${(tookMs / 1000).toFixed(0)} s`,
+        ]),
       };
     });
   },
@@ -491,7 +628,8 @@ const installWithoutDir: HostileCase = {
 
 const blackHoledDns: HostileCase = {
   name: 'black-holed DNS name beside a healthy quit URL',
-  about: 'one --quit-url names a host whose DNS server never answers, the other is 127.0.0.1 (--quit-timeout 2s): the healthy quit is ' +
+  about:
+    'one --quit-url names a host whose DNS server never answers, the other is 127.0.0.1 (--quit-timeout 2s): the healthy quit is ' +
     `acknowledged, and the wrapper exits within 2 s + ${EXIT_BOUND_MS} ms of the job's end`,
   tries: { short: 1, long: 10 },
   async run(i) {
@@ -502,21 +640,44 @@ const blackHoledDns: HostileCase = {
     return withScratch(async (scratch) => {
       const resolv = join(scratch, 'resolv.conf');
       writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:5 attempts:3\n');
-      const order = i % 2 === 0
-        ? ['http://quit.black-hole.test:15020/quitquitquit', 'http://127.0.0.1:15020/quitquitquit']
-        : ['http://127.0.0.1:15020/quitquitquit', 'http://quit.black-hole.test:15020/quitquitquit'];
+      const order =
+        i % 2 === 0
+          ? ['http://quit.black-hole.test:15020/quitquitquit', 'http://127.0.0.1:15020/quitquitquit']
+          : ['http://127.0.0.1:15020/quitquitquit', 'http://quit.black-hole.test:15020/quitquitquit'];
       return await withStandIn({}, async (sidecar) => {
-        const spawned = spawnHow(['/usr/bin/unshare', '--mount', '--', '/bin/sh', '-c', 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv,
-          WRAPPER, ...CLASSIC, ...order.flatMap((url) => ['--quit-url', url]), '--', '/bin/sh', '-c', 'echo done'], { timeoutMs: 20_000 });
+        const spawned = spawnHow(
+          [
+            '/usr/bin/unshare',
+            '--mount',
+            '--',
+            '/bin/sh',
+            '-c',
+            'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+            resolv,
+            WRAPPER,
+            ...CLASSIC,
+            ...order.flatMap((url) => ['--quit-url', url]),
+            '--',
+            '/bin/sh',
+            '-c',
+            'echo done',
+          ],
+          { timeoutMs: 20_000 },
+        );
         await spawned.line(/^done$/).catch(() => undefined);
         const doneAt = performance.now();
         const status = await spawned.status;
         const tookMs = status.endedAt - doneAt;
         const quits = acknowledged(sidecar);
         return {
-          sent: `black hole ${i % 2 === 0 ? 'first' : 'second'}`, ok: status.code === 0 && quits === 1 && tookMs < 2_000 + EXIT_BOUND_MS,
-          got: joinGot([describeStatus(status), `${quits} quit(s) acknowledged`, tookMs >= 2_000 + EXIT_BOUND_MS ? `exit ${(tookMs / 1000).toFixed(0)} s after the job` : 'exit within the bound',
-            /127\.0\.0\.1:15020\/quitquitquit.*gave up/.test(status.stderr) && 'gave up on 127.0.0.1']),
+          sent: `black hole ${i % 2 === 0 ? 'first' : 'second'}`,
+          ok: status.code === 0 && quits === 1 && tookMs < 2_000 + EXIT_BOUND_MS,
+          got: joinGot([
+            describeStatus(status),
+            `${quits} quit(s) acknowledged`,
+            tookMs >= 2_000 + EXIT_BOUND_MS ? `exit ${(tookMs / 1000).toFixed(0)} s after the job` : 'exit within the bound',
+            /127\.0\.0\.1:15020\/quitquitquit.*gave up/.test(status.stderr) && 'gave up on 127.0.0.1',
+          ]),
         };
       });
     }).finally(() => dns.close());
@@ -525,7 +686,8 @@ const blackHoledDns: HostileCase = {
 
 const urlCredentials: HostileCase = {
   name: 'credentials in a URL',
-  about: 'http://user:secret@127.0.0.1:15020/quitquitquit as --quit-url, as ISTIO_JOB_RUN_QUIT_URL, or as --ready-url: a usage error (125), ' +
+  about:
+    'http://user:secret@127.0.0.1:15020/quitquitquit as --quit-url, as ISTIO_JOB_RUN_QUIT_URL, or as --ready-url: a usage error (125), ' +
     'the command not run, "secret" never on stderr',
   tries: { short: 3, long: 30 },
   async run(i) {
@@ -539,7 +701,11 @@ const urlCredentials: HostileCase = {
       const status = await spawnHow([WRAPPER, ...CLASSIC, ...args, '--', '/bin/sh', '-c', 'echo ran'], { env, timeoutMs: 10_000 }).status;
       const leaked = status.stderr.includes('secret');
       const ran = status.stdout.includes('ran');
-      return { sent: name, ok: status.code === 125 && !leaked && !ran, got: joinGot([describeStatus(status), ran && 'the command ran', leaked ? '"secret" on stderr' : 'no secret on stderr']) };
+      return {
+        sent: name,
+        ok: status.code === 125 && !leaked && !ran,
+        got: joinGot([describeStatus(status), ran && 'the command ran', leaked ? '"secret" on stderr' : 'no secret on stderr']),
+      };
     });
   },
 };
@@ -549,13 +715,13 @@ const urlCredentials: HostileCase = {
 
 const terminal: HostileCase = {
   name: 'stdin a terminal',
-  about: 'stdin a pty (the wrapper leads its session): INT, QUIT and WINCH sent with kill(2) to the wrapper, then a ^C typed at the pty: ' +
+  about:
+    'stdin a pty (the wrapper leads its session): INT, QUIT and WINCH sent with kill(2) to the wrapper, then a ^C typed at the pty: ' +
     'the command gets each exactly once (USR2 as a barrier after each)',
   tries: { short: 2, long: 20 },
   async run(i) {
     const pid1 = i % 2 === 1;
-    const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, '--sidecar', 'none', '--', NODE, REPORTER]),
-      { terminal: true, timeoutMs: 15_000 });
+    const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, '--sidecar', 'none', '--', NODE, REPORTER]), { terminal: true, timeoutMs: 15_000 });
     const pid = await target(spawned, pid1);
     const steps: [string, () => void, string][] = [
       ['kill INT', () => process.kill(pid, 'SIGINT'), 'SIGINT'],
@@ -586,7 +752,11 @@ const terminal: HostileCase = {
     }
     spawned.type('exit 0\n');
     const status = await spawned.status;
-    return { sent: `kill INT, QUIT, WINCH; typed ^C; ${where(pid1)}`, ok: problems.length === 0 && status.code === 0, got: joinGot([describeStatus(status), problems.length === 0 ? 'each exactly once' : problems.join('; ')]) };
+    return {
+      sent: `kill INT, QUIT, WINCH; typed ^C; ${where(pid1)}`,
+      ok: problems.length === 0 && status.code === 0,
+      got: joinGot([describeStatus(status), problems.length === 0 ? 'each exactly once' : problems.join('; ')]),
+    };
   },
 };
 
@@ -602,7 +772,8 @@ interface Limit {
 function limitCase(limit: Limit, tries: Readonly<Record<Size, number>>): HostileCase {
   return {
     name: `limit: ${limit.name}`,
-    about: `${limit.name}, classic mode, a job that exits 7: exit 7 with the quit acknowledged, or exit 125 with one line \`istio-job-run: ...\` ` +
+    about:
+      `${limit.name}, classic mode, a job that exits 7: exit 7 with the quit acknowledged, or exit 125 with one line \`istio-job-run: ...\` ` +
       'naming the limit; never a crash code (133, 134, 139) or a hang',
     tries,
     async run(i) {
@@ -610,7 +781,8 @@ function limitCase(limit: Limit, tries: Readonly<Record<Size, number>>): Hostile
       if (setup === undefined) return { sent: limit.name, ok: false, got: 'could not set the limit up on this machine' };
       try {
         return await withStandIn({}, async (sidecar) => {
-          const status = await spawnHow([...setup.argv, WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'exit 7'], { timeoutMs: 12_000 }).status;
+          const status = await spawnHow([...setup.argv, WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'exit 7'], { timeoutMs: 12_000 })
+            .status;
           const quits = acknowledged(sidecar);
           const lines = status.stderr.split('\n').filter((line) => line !== '');
           const named = lines.filter((line) => /^istio-job-run: /.test(line) && limit.names.test(line));
@@ -618,10 +790,13 @@ function limitCase(limit: Limit, tries: Readonly<Record<Size, number>>): Hostile
           const refused = status.code === 125 && named.length >= 1;
           const first = lines[0]?.slice(0, 90);
           return {
-            sent: setup.what, ok: worked || refused,
-            got: worked ? 'works: exit 7, quit acknowledged'
-              : refused ? `exit 125: ${JSON.stringify(named[0]?.slice(0, 90))}`
-              : joinGot([describeStatus(status), `${quits} quit(s)`, first !== undefined && `stderr: ${JSON.stringify(first)}`]),
+            sent: setup.what,
+            ok: worked || refused,
+            got: worked
+              ? 'works: exit 7, quit acknowledged'
+              : refused
+                ? `exit 125: ${JSON.stringify(named[0]?.slice(0, 90))}`
+                : joinGot([describeStatus(status), `${quits} quit(s)`, first !== undefined && `stderr: ${JSON.stringify(first)}`]),
           };
         });
       } finally {
@@ -631,36 +806,75 @@ function limitCase(limit: Limit, tries: Readonly<Record<Size, number>>): Hostile
   };
 }
 
-const prlimit = (what: string, option: string): { argv: string[]; what: string; cleanup(): void } => ({ argv: ['prlimit', option, '--'], what, cleanup: () => undefined });
+const prlimit = (what: string, option: string): { argv: string[]; what: string; cleanup(): void } => ({
+  argv: ['prlimit', option, '--'],
+  what,
+  cleanup: () => undefined,
+});
 const inCgroup = (controller: 'pids' | 'memory', settings: Record<string, string>, what: string) => {
   const group = cgroup(controller, settings);
   return group === undefined ? undefined : { argv: group.prefix, what, cleanup: group.remove };
 };
 
 const LIMITS: HostileCase[] = [
-  limitCase({
-    name: 'nofile 16', names: /nofile|open files|file descriptors|RLIMIT_NOFILE/i,
-    prefix: (i) => (i % 2 === 0 ? prlimit('nofile 16 (soft and hard)', '--nofile=16') : prlimit('nofile 16 soft, 1024 hard', '--nofile=16:1024')),
-  }, { short: 2, long: 20 }),
-  limitCase({
-    name: 'address space 150 MB', names: /address space|virtual memory|RLIMIT_AS|\bas\b/i,
-    prefix: (i) => (i % 2 === 0 ? prlimit('RLIMIT_AS 150 MB (soft and hard)', `--as=${150 * 2 ** 20}`) : prlimit('RLIMIT_AS 150 MB soft, unlimited hard', `--as=${150 * 2 ** 20}:unlimited`)),
-  }, { short: 2, long: 20 }),
-  limitCase({
-    name: 'pids 4', names: /pids|threads|processes|tasks/i,
-    prefix: () => inCgroup('pids', { 'pids.max': '4' }, 'a pids cgroup (v1) with pids.max 4'),
-  }, { short: 1, long: 10 }),
-  limitCase({
-    name: 'memory 16 MB', names: /memory|out of memory|OOM/i,
-    prefix: () => inCgroup('memory', { 'memory.limit_in_bytes': String(16 * 2 ** 20) }, 'a memory cgroup (v1) of 16 MB'),
-  }, { short: 1, long: 10 }),
+  limitCase(
+    {
+      name: 'nofile 16',
+      names: /nofile|open files|file descriptors|RLIMIT_NOFILE/i,
+      prefix: (i) =>
+        i % 2 === 0 ? prlimit('nofile 16 (soft and hard)', '--nofile=16') : prlimit('nofile 16 soft, 1024 hard', '--nofile=16:1024'),
+    },
+    { short: 2, long: 20 },
+  ),
+  limitCase(
+    {
+      name: 'address space 150 MB',
+      names: /address space|virtual memory|RLIMIT_AS|\bas\b/i,
+      prefix: (i) =>
+        i % 2 === 0
+          ? prlimit('RLIMIT_AS 150 MB (soft and hard)', `--as=${150 * 2 ** 20}`)
+          : prlimit('RLIMIT_AS 150 MB soft, unlimited hard', `--as=${150 * 2 ** 20}:unlimited`),
+    },
+    { short: 2, long: 20 },
+  ),
+  limitCase(
+    {
+      name: 'pids 4',
+      names: /pids|threads|processes|tasks/i,
+      prefix: () => inCgroup('pids', { 'pids.max': '4' }, 'a pids cgroup (v1) with pids.max 4'),
+    },
+    { short: 1, long: 10 },
+  ),
+  limitCase(
+    {
+      name: 'memory 16 MB',
+      names: /memory|out of memory|OOM/i,
+      prefix: () => inCgroup('memory', { 'memory.limit_in_bytes': String(16 * 2 ** 20) }, 'a memory cgroup (v1) of 16 MB'),
+    },
+    { short: 1, long: 10 },
+  ),
 ];
 
 /** The suite, in the order it runs and is reported. */
 export const HOSTILE_CASES: readonly HostileCase[] = [
-  stopDuringStartUp, userSignalsDuringStartUp, floodAcrossExit, termStreamNotPid1, realTimeDeath, signalsDuringQuit,
-  stalledStderr, closedStdout, brokenPreload, nodeVariables, environmentBytes, deletedCwd,
-  failedReinstall, installWithoutDir, blackHoledDns, urlCredentials, terminal, ...LIMITS,
+  stopDuringStartUp,
+  userSignalsDuringStartUp,
+  floodAcrossExit,
+  termStreamNotPid1,
+  realTimeDeath,
+  signalsDuringQuit,
+  stalledStderr,
+  closedStdout,
+  brokenPreload,
+  nodeVariables,
+  environmentBytes,
+  deletedCwd,
+  failedReinstall,
+  installWithoutDir,
+  blackHoledDns,
+  urlCredentials,
+  terminal,
+  ...LIMITS,
 ];
 
 export function hostileCase(name: string): HostileCase {

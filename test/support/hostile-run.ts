@@ -12,13 +12,30 @@ export interface TryLine extends Try {
 }
 
 /** Runs `tries` (default: the case's own for that size) of each named case; resolves with every try. */
-export async function runHostile(size: Size, cases: readonly string[], options: { tries?: number; timeoutMs: number; onTry?: (line: TryLine) => void }): Promise<TryLine[]> {
-  const args = ['--net', '--', NODE, join(root, 'test/support/hostile-runner.ts'), '--size', size, ...cases.map((name) => `--case=${name}`)];
+export async function runHostile(
+  size: Size,
+  cases: readonly string[],
+  options: { tries?: number; timeoutMs: number; onTry?: (line: TryLine) => void },
+): Promise<TryLine[]> {
+  const args = [
+    '--net',
+    '--',
+    NODE,
+    join(root, 'test/support/hostile-runner.ts'),
+    '--size',
+    size,
+    ...cases.map((name) => `--case=${name}`),
+  ];
   if (options.tries !== undefined) args.push('--tries', String(options.tries));
   const running = start('unshare', args, { timeoutMs: options.timeoutMs, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
   running.process.stdin?.end();
   let seen = 0;
-  const lines = (): TryLine[] => running.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as TryLine);
+  const lines = (): TryLine[] =>
+    running
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as TryLine);
   running.process.stdout?.on('data', () => {
     const all = lines();
     for (; seen < all.length; seen++) options.onTry?.(all[seen] as TryLine);

@@ -22,7 +22,14 @@ for (const hostile of cases) {
       const result = await hostile.run(index);
       line = { case: hostile.name, index, ...result, ms: Math.round(performance.now() - started) };
     } catch (error) {
-      line = { case: hostile.name, index, sent: '?', ok: false, got: `the try failed: ${(error as Error).message.split('\n')[0]}`, ms: Math.round(performance.now() - started) };
+      line = {
+        case: hostile.name,
+        index,
+        sent: '?',
+        ok: false,
+        got: `the try failed: ${(error as Error).message.split('\n')[0]}`,
+        ms: Math.round(performance.now() - started),
+      };
     }
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }

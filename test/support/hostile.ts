@@ -119,7 +119,15 @@ export function spawnHow(argv: readonly string[], how: SpawnHow = {}): Spawned {
     const exit = report.match(/^exit (\d+)$/m);
     const signal = report.match(/^signal (\d+)$/m);
     const code = exit !== null ? Number(exit[1]) : signal !== null ? 128 + Number(signal[1]) : undefined;
-    return { code, timedOut: /^timeout$/m.test(report), killedBy: signal === null ? undefined : Number(signal[1]), stdout: text(out), stdoutBytes: Buffer.concat(out), stderr: text(err), endedAt };
+    return {
+      code,
+      timedOut: /^timeout$/m.test(report),
+      killedBy: signal === null ? undefined : Number(signal[1]),
+      stdout: text(out),
+      stdoutBytes: Buffer.concat(out),
+      stderr: text(err),
+      endedAt,
+    };
   })();
   const pid = reported(/^pid (\d+)$/m).then((match) => {
     if (match === undefined) throw new Error(`the helper did not start ${argv[0]}: ${text(err)}`);
@@ -136,7 +144,9 @@ export function spawnHow(argv: readonly string[], how: SpawnHow = {}): Spawned {
     async line(pattern, lineTimeoutMs = 10_000) {
       const deadline = performance.now() + lineTimeoutMs;
       for (;;) {
-        const found = text(out).split('\n').find((candidate) => pattern.test(candidate));
+        const found = text(out)
+          .split('\n')
+          .find((candidate) => pattern.test(candidate));
         if (found !== undefined) return found;
         if (child.exitCode !== null || child.signalCode !== null) throw new Error(`no line matching ${pattern}: the process ended`);
         const left = deadline - performance.now();
@@ -159,7 +169,8 @@ export async function childOf(pid: number, exe?: string, timeoutMs = 5_000): Pro
     } catch {
       // not there yet, or gone
     }
-    if (performance.now() > deadline) throw new Error(`no child of ${pid}${exe === undefined ? '' : ` running ${exe}`} within ${timeoutMs} ms`);
+    if (performance.now() > deadline)
+      throw new Error(`no child of ${pid}${exe === undefined ? '' : ` running ${exe}`} within ${timeoutMs} ms`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -173,7 +184,8 @@ export function tree(pid: number): number[] {
     all.push(at);
     try {
       for (const task of readdirSync(`/proc/${at}/task`)) {
-        for (const child of readFileSync(`/proc/${at}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
+        for (const child of readFileSync(`/proc/${at}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
+          visit(Number(child));
       }
     } catch {
       // gone meanwhile
@@ -186,7 +198,9 @@ export function tree(pid: number): number[] {
 /** The state letter of a process (Z for a zombie), or undefined when it is gone. */
 export function processState(pid: number): string | undefined {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[0];
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')[0];
   } catch {
     return undefined;
   }
@@ -245,7 +259,9 @@ export function inspectorThreads(pids: readonly number[]): string[] {
  * flood is at full rate); stop() ends it and resolves with the count sent.
  */
 export function flood(pid: number, signal: number, gapMicros = 0, warmup = 1): { started: Promise<void>; stop(): Promise<number> } {
-  const child = spawn(helper(), ['flood', String(pid), String(signal), String(gapMicros), String(warmup)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(helper(), ['flood', String(pid), String(signal), String(gapMicros), String(warmup)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   const closed = once(child, 'close').catch(() => undefined);
   const started = new Promise<void>((resolve) => {
@@ -279,7 +295,10 @@ export async function underLoad<T>(loaded: boolean, body: () => Promise<T>): Pro
 }
 
 /** A cgroup v1 controller group of its own (`pids`, `memory`), with its settings; argv prefix to enter it. */
-export function cgroup(controller: 'pids' | 'memory', settings: Readonly<Record<string, string>>): { prefix: string[]; remove(): void } | undefined {
+export function cgroup(
+  controller: 'pids' | 'memory',
+  settings: Readonly<Record<string, string>>,
+): { prefix: string[]; remove(): void } | undefined {
   const base = join('/sys/fs/cgroup', controller);
   if (!existsSync(join(base, 'cgroup.procs'))) return undefined;
   const dir = join(base, `istio-job-run-hostile-${process.pid}-${Math.floor(Math.random() * 1e9)}`);

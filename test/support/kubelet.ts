@@ -51,7 +51,13 @@ export interface SidecarEvent {
 export interface PodResult {
   readonly phase: 'Succeeded' | 'Failed' | 'Running';
   readonly startedAt: number;
-  readonly job: { readonly runs: Run[]; readonly stdoutBytes: number; readonly output: string; readonly stderr: string; readonly readyAtStart: string[] };
+  readonly job: {
+    readonly runs: Run[];
+    readonly stdoutBytes: number;
+    readonly output: string;
+    readonly stderr: string;
+    readonly readyAtStart: string[];
+  };
   readonly sidecar: { readonly runs: Run[]; readonly events: SidecarEvent[] };
   /** kubelet stopped the pod (a deletion, or the Job controller giving up). */
   readonly terminated: boolean;
@@ -139,13 +145,19 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     if (spec.sidecar === undefined || terminating || (native && jobDone)) return;
     const run: Run = { startedAt: mono() };
     sidecarRuns.push(run);
-    const container = startContainer([process.execPath, SIDECAR_MAIN, '--ports', 'real', '--control-port', '15999', ...spec.sidecar.flags], {});
+    const container = startContainer(
+      [process.execPath, SIDECAR_MAIN, '--ports', 'real', '--control-port', '15999', ...spec.sidecar.flags],
+      {},
+    );
     sidecar = container;
     createInterface({ input: container.stdout! }).on('line', (line) => {
       const event = JSON.parse(line) as SidecarEvent;
       events.push(event);
-      if (spec.terminate?.onReadyRequests !== undefined &&
-        events.filter((e) => e.event === 'request' && e.path === '/healthz/ready').length >= spec.terminate.onReadyRequests) stopPod();
+      if (
+        spec.terminate?.onReadyRequests !== undefined &&
+        events.filter((e) => e.event === 'request' && e.path === '/healthz/ready').length >= spec.terminate.onReadyRequests
+      )
+        stopPod();
     });
     let errors = '';
     container.stderr!.on('data', (chunk: Buffer) => (errors = (errors + String(chunk)).slice(-4096)));
@@ -219,7 +231,7 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     for (const container of [job, sidecar]) {
       if (container !== undefined && container.exitCode === null && container.signalCode === null) stopContainer(container);
     }
-    if (job === undefined || (job.exitCode !== null || job.signalCode !== null)) jobDone = true;
+    if (job === undefined || job.exitCode !== null || job.signalCode !== null) jobDone = true;
     check();
   }
 

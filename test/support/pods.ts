@@ -3,6 +3,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import type { KindPodResult, KindPodSpec } from './kind-pod.ts';
 import type { PodResult, PodSpec } from './kubelet.ts';
 import { NODE, root, start } from './process.ts';
 
@@ -18,8 +19,10 @@ export function podsUnavailable(): string | undefined {
 
 /** Runs one pod to completion (or to its hang bound), with a hard timeout beyond that. */
 export async function simulatePod(spec: PodSpec): Promise<PodResult> {
-  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod.ts'), JSON.stringify(spec)],
-    { timeoutMs: spec.hangAfterMs + 20_000, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod.ts'), JSON.stringify(spec)], {
+    timeoutMs: spec.hangAfterMs + 20_000,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+  });
   running.process.stdin?.end();
   const finished = await running.finished;
   if (finished.code !== 0) throw new Error(`the pod simulator failed (${finished.code}): ${finished.stderr}`);
@@ -36,4 +39,16 @@ export async function simulatePods<T>(items: readonly T[], parallel: number, run
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+}
+
+/** Runs a pod of several sidecars (test/support/kind-pod.ts) in a network namespace of its own. */
+export async function simulateKindPod(spec: KindPodSpec): Promise<KindPodResult> {
+  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/kind-pod.ts'), JSON.stringify(spec)], {
+    timeoutMs: 40_000,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+  });
+  running.process.stdin?.end();
+  const finished = await running.finished;
+  if (finished.code !== 0) throw new Error(`the pod failed (${finished.code}): ${finished.stderr}`);
+  return JSON.parse(finished.stdout) as KindPodResult;
 }

@@ -85,10 +85,12 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
 
   const text = (stream: 'stdout' | 'stderr'): string => Buffer.concat(stream === 'stdout' ? out : err).toString();
   let closed = false;
-  finished.finally(() => {
-    closed = true;
-    events.emit('data');
-  }).catch(() => undefined);
+  finished
+    .finally(() => {
+      closed = true;
+      events.emit('data');
+    })
+    .catch(() => undefined);
 
   return {
     process: child,
@@ -106,10 +108,13 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
       for (;;) {
         const streams: ('stdout' | 'stderr')[] = stream === undefined ? ['stdout', 'stderr'] : [stream];
         for (const name of streams) {
-          const found = text(name).split('\n').find((candidate) => pattern.test(candidate));
+          const found = text(name)
+            .split('\n')
+            .find((candidate) => pattern.test(candidate));
           if (found !== undefined) return found;
         }
-        if (closed) throw new Error(`no line matching ${pattern} before the process ended.\nstdout:\n${text('stdout')}\nstderr:\n${text('stderr')}`);
+        if (closed)
+          throw new Error(`no line matching ${pattern} before the process ended.\nstdout:\n${text('stdout')}\nstderr:\n${text('stderr')}`);
         await once(events, 'data');
       }
     },

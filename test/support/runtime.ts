@@ -41,7 +41,10 @@ export interface PodSpec {
 /** The pod spec of a CronJob, Job or Pod, or of a fragment of one (an object with containers). */
 export function podSpecOf(doc: unknown): PodSpec | undefined {
   for (const path of [['spec', 'jobTemplate', 'spec', 'template', 'spec'], ['spec', 'template', 'spec'], ['spec'], []]) {
-    const spec = path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), doc);
+    const spec = path.reduce<unknown>(
+      (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+      doc,
+    );
     if (spec !== null && typeof spec === 'object' && Array.isArray((spec as PodSpec).containers)) return spec as PodSpec;
   }
   return undefined;
@@ -56,7 +59,9 @@ export function podTemplate(manifest: string): PodSpec {
 
 /** The last FROM of a Dockerfile in docker/: the base image the runtime suite stands in for. */
 export function baseImage(dockerfile: string): string {
-  const froms = readFileSync(join(root, 'docker', dockerfile), 'utf8').split('\n').filter((line) => line.startsWith('FROM '));
+  const froms = readFileSync(join(root, 'docker', dockerfile), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('FROM '));
   return (froms.at(-1) ?? '').slice(5).split(/\s+/)[0] ?? '';
 }
 
@@ -176,15 +181,26 @@ export class Pod {
 
   /** Exit codes podman recorded for a container ("died" events), e.g. an init container it has removed. */
   async diedCodes(container: string): Promise<number[]> {
-    const out = await this.#podman.ok(['events', '--stream=false', '--filter', `container=${this.name}-${container}`,
-      '--filter', 'event=died', '--format', '{{.ContainerExitCode}}']);
+    const out = await this.#podman.ok([
+      'events',
+      '--stream=false',
+      '--filter',
+      `container=${this.name}-${container}`,
+      '--filter',
+      'event=died',
+      '--format',
+      '{{.ContainerExitCode}}',
+    ]);
     return out.split('\n').filter(Boolean).map(Number);
   }
 
   /** The sidecar stand-in's JSON events (its stdout). */
   async sidecarEvents(): Promise<SidecarLogEvent[]> {
     const { stdout } = await this.logs('istio-proxy');
-    return stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as SidecarLogEvent);
+    return stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as SidecarLogEvent);
   }
 
   async stop(timeoutS: number): Promise<void> {

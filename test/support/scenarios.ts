@@ -8,37 +8,87 @@ import { WRAPPER } from './process.ts';
 /** What istio-proxy does (flags of sidecar-main.ts), and what the wrapper is told about it. */
 export const SIDECARS = {
   'istio-1.26': { flags: ['--ready-after-ms', '150'], about: 'Istio 1.26+: ready after 150ms, exits at once after the quit' },
-  'istio-1.25-drain': { flags: ['--ready-after-ms', '150', '--exit', 'drain', '--drain-ms', '1000'], about: 'Istio 1.4-1.25: drains (1s here, 5s by default) after the quit; 15020 refuses at once' },
-  'agent-late': { flags: ['--ready-after-ms', '100', '--agent-late-ms', '400'], sidecarDelayMs: 200, about: 'the job container starts first, the sidecar 200ms later; pilot-agent listens 400ms after that' },
+  'istio-1.25-drain': {
+    flags: ['--ready-after-ms', '150', '--exit', 'drain', '--drain-ms', '1000'],
+    about: 'Istio 1.4-1.25: drains (1s here, 5s by default) after the quit; 15020 refuses at once',
+  },
+  'agent-late': {
+    flags: ['--ready-after-ms', '100', '--agent-late-ms', '400'],
+    sidecarDelayMs: 200,
+    about: 'the job container starts first, the sidecar 200ms later; pilot-agent listens 400ms after that',
+  },
   'envoy-late': { flags: ['--envoy-late-ms', '300'], about: '15020 up at once, Envoy (15021) 300ms later' },
   'quit-503x3': { flags: ['--ready-after-ms', '100', '--quit-script', '503,503,503'], about: 'the quit answers 503 three times' },
   'quit-reset': { flags: ['--ready-after-ms', '100', '--quit-script', 'reset,reset'], about: 'the quit connection is reset twice' },
-  'quit-hangs': { flags: ['--ready-after-ms', '100', '--quit-script', 'hang'], wrapper: ['--request-timeout', '300ms'], about: 'the first quit hangs (per-attempt timeout 300ms)' },
-  'crashed': { flags: ['--ready-after-ms', '100'], crashes: true, jobSleep: 0.6, about: 'ready (sticky 200), then dies while the job runs' },
+  'quit-hangs': {
+    flags: ['--ready-after-ms', '100', '--quit-script', 'hang'],
+    wrapper: ['--request-timeout', '300ms'],
+    about: 'the first quit hangs (per-attempt timeout 300ms)',
+  },
+  crashed: { flags: ['--ready-after-ms', '100'], crashes: true, jobSleep: 0.6, about: 'ready (sticky 200), then dies while the job runs' },
   'never-ready': { flags: ['--never-ready'], wrapper: ['--ready-timeout', '600ms'], about: 'never ready (readiness timeout 600ms)' },
-  'native': { flags: ['--ready-after-ms', '150'], kind: 'native', about: 'a native sidecar (initContainers, restartPolicy Always)' },
-  'native-crashes': { flags: ['--ready-after-ms', '100'], kind: 'native', crashes: true, jobSleep: 0.8, about: 'a native sidecar that dies while the job runs (kubelet restarts it)' },
-  'none': { flags: [], kind: 'none', about: 'no sidecar (injection off, or ambient)' },
-  'wrong-quit-url': { flags: ['--ready-after-ms', '100'], wrapper: ['--quit-url', 'http://127.0.0.1:15020/quit'], about: 'a misconfigured --quit-url (pilot-agent answers 404)' },
-  'quit-503-forever': { flags: ['--ready-after-ms', '100', '--quit-script', Array<string>(100).fill('503').join(',')], about: 'the proxy answers the quit 503, always' },
-} as const satisfies Record<string, { flags: readonly string[]; about: string; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number; crashes?: boolean }>;
+  native: { flags: ['--ready-after-ms', '150'], kind: 'native', about: 'a native sidecar (initContainers, restartPolicy Always)' },
+  'native-crashes': {
+    flags: ['--ready-after-ms', '100'],
+    kind: 'native',
+    crashes: true,
+    jobSleep: 0.8,
+    about: 'a native sidecar that dies while the job runs (kubelet restarts it)',
+  },
+  none: { flags: [], kind: 'none', about: 'no sidecar (injection off, or ambient)' },
+  'wrong-quit-url': {
+    flags: ['--ready-after-ms', '100'],
+    wrapper: ['--quit-url', 'http://127.0.0.1:15020/quit'],
+    about: 'a misconfigured --quit-url (pilot-agent answers 404)',
+  },
+  'quit-503-forever': {
+    flags: ['--ready-after-ms', '100', '--quit-script', Array<string>(100).fill('503').join(',')],
+    about: 'the proxy answers the quit 503, always',
+  },
+} as const satisfies Record<
+  string,
+  {
+    flags: readonly string[];
+    about: string;
+    kind?: string;
+    sidecarDelayMs?: number;
+    wrapper?: readonly string[];
+    jobSleep?: number;
+    crashes?: boolean;
+  }
+>;
 export type SidecarName = keyof typeof SIDECARS;
 
 /** What the job does: a bash script after the readiness check, or a command line of its own. */
 export const JOBS = {
   'exit-0': { script: 'exit 0', code: 0, about: 'exits 0' },
   'exit-3': { script: 'exit 3', code: 3, about: 'exits 3' },
-  'segv': { script: 'kill -SEGV $$', code: 139, about: 'dies of SIGSEGV' },
-  'missing': { argv: ['/no/such/job'], code: 127, about: 'the command does not exist' },
-  'directory': { argv: ['/tmp'], code: 126, about: 'the command is a directory' },
+  segv: { script: 'kill -SEGV $$', code: 139, about: 'dies of SIGSEGV' },
+  missing: { argv: ['/no/such/job'], code: 127, about: 'the command does not exist' },
+  directory: { argv: ['/tmp'], code: 126, about: 'the command is a directory' },
   'no-wait-instant': { script: 'exit 0', wrapper: ['--no-wait'], code: 0, about: 'exits at once, started without waiting (--no-wait)' },
-  'grandchild': { script: 'sleep 30 & exit 0', code: 0, about: 'leaves a grandchild running' },
+  grandchild: { script: 'sleep 30 & exit 0', code: 0, about: 'leaves a grandchild running' },
   'much-output': { script: "head -c 20000000 /dev/zero | tr '\\0' x; exit 0", code: 0, bytes: 20_000_000, about: 'writes 20 MB to stdout' },
   'closed-stdin': { script: 'cat; exit 0', closedStdin: true, code: 0, about: 'runs with stdin closed and reads it' },
-  'fails-once': { script: 'if [ -e "$JOB_STATE/failed" ]; then exit 0; fi; touch "$JOB_STATE/failed"; exit 1', code: 1, about: 'fails the first time, succeeds when retried' },
-  'runs': { script: 'echo running; sleep 30', code: 143, about: 'runs until stopped (dies of TERM)' },
+  'fails-once': {
+    script: 'if [ -e "$JOB_STATE/failed" ]; then exit 0; fi; touch "$JOB_STATE/failed"; exit 1',
+    code: 1,
+    about: 'fails the first time, succeeds when retried',
+  },
+  runs: { script: 'echo running; sleep 30', code: 143, about: 'runs until stopped (dies of TERM)' },
   'ignores-term': { script: 'trap "" TERM; echo running; sleep 30', code: 137, about: 'ignores TERM (KILL after the grace period)' },
-} as const satisfies Record<string, { about: string; code: number; script?: string; argv?: readonly string[]; wrapper?: readonly string[]; closedStdin?: boolean; bytes?: number }>;
+} as const satisfies Record<
+  string,
+  {
+    about: string;
+    code: number;
+    script?: string;
+    argv?: readonly string[];
+    wrapper?: readonly string[];
+    closedStdin?: boolean;
+    bytes?: number;
+  }
+>;
 export type JobName = keyof typeof JOBS;
 
 export const POLICIES = {
@@ -51,7 +101,7 @@ export const POLICIES = {
 export type PolicyName = keyof typeof POLICIES;
 
 export const STOPS = {
-  'none': { about: 'the pod is not stopped' },
+  none: { about: 'the pod is not stopped' },
   'term-while-waiting': { about: 'kubelet stops the pod while the wrapper waits (after 3 readiness checks)' },
   'term-while-running': { about: 'kubelet stops the pod while the job runs' },
 } as const;
@@ -81,32 +131,54 @@ const OnFailureReadyTimeout = '1s';
 export const SIDECAR_EXIT_BOUND_MS = QUIT_TIMEOUT_MS + 1_000 + 1_000;
 
 const statusOf = (kind: string): string =>
-  kind === 'none' ? '' : JSON.stringify(kind === 'native'
-    ? { initContainers: ['istio-init', 'istio-proxy'], containers: null }
-    : { initContainers: ['istio-init'], containers: ['istio-proxy'] });
+  kind === 'none'
+    ? ''
+    : JSON.stringify(
+        kind === 'native'
+          ? { initContainers: ['istio-init', 'istio-proxy'], containers: null }
+          : { initContainers: ['istio-init'], containers: ['istio-proxy'] },
+      );
 
 /** The readiness check a job does first, printed as its first line: was the proxy ready as it started? */
-const CHECK = 'exec 3<>/dev/tcp/127.0.0.1/15999 2>/dev/null && printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3 && ' +
+const CHECK =
+  'exec 3<>/dev/tcp/127.0.0.1/15999 2>/dev/null && printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3 && ' +
   'echo "ready-at-start $(grep -o "\\"ready\\":[a-z]*" <&3 | cut -d: -f2)" || echo "ready-at-start down"';
 
 /** For a proxy that crashes: after its check, the job has it die (the stand-in's control port), so it dies while the job runs. */
 const CRASH = '{ exec 4<>/dev/tcp/127.0.0.1/15999 && printf "GET /crash HTTP/1.0\\r\\n\\r\\n" >&4 && cat <&4 >/dev/null; } 2>/dev/null';
 
 export function podSpec(s: Scenario): PodSpec {
-  const sidecar = SIDECARS[s.sidecar] as { flags: readonly string[]; kind?: string; sidecarDelayMs?: number; wrapper?: readonly string[]; jobSleep?: number; crashes?: boolean };
+  const sidecar = SIDECARS[s.sidecar] as {
+    flags: readonly string[];
+    kind?: string;
+    sidecarDelayMs?: number;
+    wrapper?: readonly string[];
+    jobSleep?: number;
+    crashes?: boolean;
+  };
   const job = JOBS[s.job] as { script?: string; argv?: readonly string[]; wrapper?: readonly string[]; closedStdin?: boolean };
   const policy = POLICIES[s.policy];
   const kind = sidecar.kind ?? 'classic';
   const sidecarDelayMs = s.sidecarDelayMs ?? sidecar.sidecarDelayMs;
   const crash = sidecar.crashes === true ? `${CRASH}; ` : '';
   const sleep = sidecar.jobSleep === undefined ? '' : `sleep ${sidecar.jobSleep}; `;
-  const flags = s.readyAfterMs === undefined ? sidecar.flags
-    : [...sidecar.flags.filter((_, i, all) => all[i] !== '--ready-after-ms' && all[i - 1] !== '--ready-after-ms'), '--ready-after-ms', String(s.readyAfterMs)];
+  const flags =
+    s.readyAfterMs === undefined
+      ? sidecar.flags
+      : [
+          ...sidecar.flags.filter((_, i, all) => all[i] !== '--ready-after-ms' && all[i - 1] !== '--ready-after-ms'),
+          '--ready-after-ms',
+          String(s.readyAfterMs),
+        ];
   const command = job.argv ?? ['/bin/bash', '-c', `${CHECK}; ${crash}${sleep}${job.script ?? ''}`];
   const wrapperArgs = [
-    '--quit', policy.quit, '--quit-timeout', `${QUIT_TIMEOUT_MS}ms`,
+    '--quit',
+    policy.quit,
+    '--quit-timeout',
+    `${QUIT_TIMEOUT_MS}ms`,
     ...(policy.restartPolicy === 'OnFailure' ? ['--ready-timeout', OnFailureReadyTimeout] : []),
-    ...(sidecar.wrapper ?? []), ...(job.wrapper ?? []),
+    ...(sidecar.wrapper ?? []),
+    ...(job.wrapper ?? []),
   ];
   const spec: PodSpec = {
     job: {
@@ -179,10 +251,13 @@ export function violations(s: Scenario, result: PodResult): string[] {
   if (m.phase !== expectedPhase(s)) found.push(`phase ${m.phase}, expected ${expectedPhase(s)}`);
   if (m.code !== expectedCode(s)) found.push(`exit code ${m.code}, expected ${expectedCode(s)}`);
   if (kind === 'classic' && s.limit === undefined && (m.sidecarAfterJobMs === undefined || m.sidecarAfterJobMs > SIDECAR_EXIT_BOUND_MS)) {
-    found.push(`the sidecar exited ${m.sidecarAfterJobMs === undefined ? 'never' : `${Math.round(m.sidecarAfterJobMs)}ms`} after the job (bound ${SIDECAR_EXIT_BOUND_MS}ms)`);
+    found.push(
+      `the sidecar exited ${m.sidecarAfterJobMs === undefined ? 'never' : `${Math.round(m.sidecarAfterJobMs)}ms`} after the job (bound ${SIDECAR_EXIT_BOUND_MS}ms)`,
+    );
   }
   const waits = kind !== 'none' && !s.job.startsWith('no-wait');
-  if (waits && result.job.readyAtStart.some((ready) => ready !== 'true')) found.push(`the job started before the proxy was ready (${result.job.readyAtStart.join(', ')})`);
+  if (waits && result.job.readyAtStart.some((ready) => ready !== 'true'))
+    found.push(`the job started before the proxy was ready (${result.job.readyAtStart.join(', ')})`);
   if (kind === 'native' && m.quits > 0) found.push(`a native sidecar was told to quit ${m.quits} time(s)`);
   const jobRuns = (JOBS[s.job] as { argv?: readonly string[] }).argv === undefined; // long enough to see the crash
   if (s.sidecar === 'native-crashes' && jobRuns && result.sidecar.runs.length < 2) found.push('kubelet did not restart the native sidecar');
@@ -198,10 +273,21 @@ export function matrix(): Scenario[] {
     list.push({ sidecar, job, policy, stop, ...(limit === undefined ? {} : { limit }) });
   };
   // Every sidecar behaviour with every job behaviour, under the recommended Never/always.
-  const plainJobs: JobName[] = ['exit-0', 'exit-3', 'segv', 'missing', 'directory', 'no-wait-instant', 'grandchild', 'much-output', 'closed-stdin'];
+  const plainJobs: JobName[] = [
+    'exit-0',
+    'exit-3',
+    'segv',
+    'missing',
+    'directory',
+    'no-wait-instant',
+    'grandchild',
+    'much-output',
+    'closed-stdin',
+  ];
   const limits: SidecarName[] = ['wrong-quit-url', 'quit-503-forever'];
   for (const sidecar of (Object.keys(SIDECARS) as SidecarName[]).filter((name) => !limits.includes(name))) {
-    for (const job of sidecar === 'never-ready' ? (['exit-0', 'missing'] as JobName[]) : plainJobs) add(sidecar, job, 'Never/always', 'none');
+    for (const job of sidecar === 'never-ready' ? (['exit-0', 'missing'] as JobName[]) : plainJobs)
+      add(sidecar, job, 'Never/always', 'none');
   }
   // restartPolicy OnFailure: on-success keeps the proxy for the retry; always (a mismatch) does not.
   for (const sidecar of ['istio-1.26', 'istio-1.25-drain', 'native'] as SidecarName[]) {
@@ -218,7 +304,13 @@ export function matrix(): Scenario[] {
   add('never-ready', 'exit-0', 'Never/always', 'term-while-waiting');
   // Documented limits: what no wrapper can fix, and that it still exits with the job's code.
   add('istio-1.26', 'exit-0', 'Never/never', 'none', '--quit never with restartPolicy Never: nothing stops the proxy');
-  add('istio-1.26', 'exit-3', 'Never/on-success', 'none', '--quit on-success with restartPolicy Never: after a failure nothing stops the proxy');
+  add(
+    'istio-1.26',
+    'exit-3',
+    'Never/on-success',
+    'none',
+    '--quit on-success with restartPolicy Never: after a failure nothing stops the proxy',
+  );
   add('wrong-quit-url', 'exit-0', 'Never/always', 'none', 'the quit goes to a wrong path: reported (404), not retried');
   add('quit-503-forever', 'exit-0', 'Never/always', 'none', 'the proxy never accepts the quit: the wrapper gives up after --quit-timeout');
   return list;

@@ -43,7 +43,9 @@ const real = values.ports === 'real';
 const agentLate = Number(values['agent-late-ms']);
 const envoyLate = Math.max(agentLate, Number(values['envoy-late-ms']));
 const timed = values['ready-after-ms'] !== undefined || values['never-ready'];
-const quitScript = values['quit-script'].split(',').filter(Boolean)
+const quitScript = values['quit-script']
+  .split(',')
+  .filter(Boolean)
   .map((answer): QuitAnswer => (answer === 'hang' || answer === 'reset' ? answer : Number(answer)));
 
 const sidecar = await Sidecar.start({
@@ -90,6 +92,7 @@ if (values['control-port'] !== undefined) {
     // The job asks for the crash once it has checked readiness: the proxy dies while the job runs, whatever the load.
     if (req.url === '/crash') setImmediate(() => sidecar.crash());
   })
-    .listen(Number(values['control-port']), '127.0.0.1').unref();
+    .listen(Number(values['control-port']), '127.0.0.1')
+    .unref();
 }
 emit({ event: 'listening', readyUrl: sidecar.readyUrl, quitUrl: sidecar.quitUrl });

@@ -17,7 +17,11 @@ describe('classify', () => {
     ['ECONNREFUSED as the cause (fetch failed)', new TypeError('fetch failed', { cause: failure('ECONNREFUSED') }), { kind: 'refused' }],
     ['ECONNREFUSED two causes deep', failure(undefined, failure(undefined, failure('ECONNREFUSED'))), { kind: 'refused' }],
     ['ECONNREFUSED under the base UND_ERR', failure('UND_ERR', failure('ECONNREFUSED')), { kind: 'refused' }],
-    ['AggregateError of refusals (happy eyeballs, 127.0.0.1 and ::1)', aggregate([failure('ECONNREFUSED'), failure('ECONNREFUSED')]), { kind: 'refused' }],
+    [
+      'AggregateError of refusals (happy eyeballs, 127.0.0.1 and ::1)',
+      aggregate([failure('ECONNREFUSED'), failure('ECONNREFUSED')]),
+      { kind: 'refused' },
+    ],
     ['AggregateError with its own code, as net throws it', aggregate([failure('ECONNREFUSED')], 'ECONNREFUSED'), { kind: 'refused' }],
     ['AggregateError as a cause', new TypeError('fetch failed', { cause: aggregate([failure('ECONNREFUSED')]) }), { kind: 'refused' }],
     ['AggregateError: the first error counts', aggregate([failure('ETIMEDOUT'), failure('ECONNREFUSED')]), { kind: 'timeout' }],

@@ -11,7 +11,10 @@ import {
 } from '../../src/exit-code.ts';
 
 const exited = (code: number): Outcome => ({ kind: 'exited', code });
-const signaled = (signal: NodeJS.Signals | number): Outcome => ({ kind: 'signaled', signal: typeof signal === 'number' ? signal : constants.signals[signal] });
+const signaled = (signal: NodeJS.Signals | number): Outcome => ({
+  kind: 'signaled',
+  signal: typeof signal === 'number' ? signal : constants.signals[signal],
+});
 const spawnFailed = (errno: string): Outcome => ({ kind: 'spawn-failed', errno, message: `spawn failed: ${errno}` });
 
 describe('exit codes of the wrapper itself', () => {

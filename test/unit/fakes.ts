@@ -5,7 +5,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { Attempt } from '../../src/attempt.ts';
 import type { Http } from '../../src/http.ts';
 import type { Fields, Logger } from '../../src/log.ts';
-import type { LogFormat, LogLevel } from '../../src/options.ts';
+import type { LogFormat, LogLevel } from '../../src/options-table.ts';
 
 interface Timer {
   readonly at: number;
@@ -100,6 +100,15 @@ export class ScriptedHttp implements Http {
     if (steps === undefined || steps.length === 0) throw new Error(`no script for ${url.href}`);
     const step = (steps.length > 1 ? steps.shift() : steps[0]) as Step;
     return typeof step === 'function' ? step(call, this.#clock) : step;
+  }
+
+  /** Listeners that accept a TCP connection (hrefs with any path of that host and port); none unless told. */
+  readonly accepting = new Set<string>();
+  readonly connects: string[] = [];
+
+  async connect(url: URL): Promise<boolean> {
+    this.connects.push(url.href);
+    return this.accepting.has(url.host);
   }
 
   close(): void {}

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, type Logger } from '../../src/log.ts';
-import type { LogFormat, LogLevel } from '../../src/options.ts';
+import type { LogFormat, LogLevel } from '../../src/options-table.ts';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 type Method = 'debug' | 'info' | 'warn' | 'error';
@@ -10,7 +10,10 @@ const METHODS: readonly Method[] = ['debug', 'info', 'warn', 'error'];
 /** A logger writing into an array, at a fixed time, optionally configured. */
 function logger(level?: LogLevel, format: LogFormat = 'text'): { log: Logger; written: string[] } {
   const written: string[] = [];
-  const log = createLogger((text) => written.push(text), () => NOW);
+  const log = createLogger(
+    (text) => written.push(text),
+    () => NOW,
+  );
   if (level !== undefined) log.configure(level, format);
   return { log, written };
 }
@@ -44,7 +47,10 @@ describe('level filtering', () => {
     test(`${level ?? 'unconfigured (info)'} prints ${printed.join(', ') || 'nothing'}`, () => {
       const { log, written } = logger(level);
       for (const method of METHODS) log[method](`${method} line`);
-      assert.deepEqual(written.map((text) => /(\w+) line\n$/.exec(text)?.[1]), printed);
+      assert.deepEqual(
+        written.map((text) => /(\w+) line\n$/.exec(text)?.[1]),
+        printed,
+      );
     });
   }
 });
@@ -55,12 +61,18 @@ describe('json format', () => {
     log.info('proxy ready', { ms: 120, attempts: 3 });
     log.warn('two\nlines "quoted"', { url: 'http://127.0.0.1:15020/quitquitquit', ok: false });
     log.debug('no fields');
-    assert.ok(written.every((text) => text.endsWith('\n') && text.indexOf('\n') === text.length - 1), 'one line per write');
-    assert.deepEqual(written.map((text) => JSON.parse(text)), [
-      { time: NOW.toISOString(), level: 'info', msg: 'proxy ready', ms: 120, attempts: 3 },
-      { time: NOW.toISOString(), level: 'warn', msg: 'two\nlines "quoted"', url: 'http://127.0.0.1:15020/quitquitquit', ok: false },
-      { time: NOW.toISOString(), level: 'debug', msg: 'no fields' },
-    ]);
+    assert.ok(
+      written.every((text) => text.endsWith('\n') && text.indexOf('\n') === text.length - 1),
+      'one line per write',
+    );
+    assert.deepEqual(
+      written.map((text) => JSON.parse(text)),
+      [
+        { time: NOW.toISOString(), level: 'info', msg: 'proxy ready', ms: 120, attempts: 3 },
+        { time: NOW.toISOString(), level: 'warn', msg: 'two\nlines "quoted"', url: 'http://127.0.0.1:15020/quitquitquit', ok: false },
+        { time: NOW.toISOString(), level: 'debug', msg: 'no fields' },
+      ],
+    );
   });
 
   test('an undefined field is left out', () => {
@@ -73,7 +85,10 @@ describe('json format', () => {
     const { log, written } = logger('warn', 'json');
     log.info('quiet');
     log.error('loud');
-    assert.deepEqual(written.map((text) => (JSON.parse(text) as { msg: string }).msg), ['loud']);
+    assert.deepEqual(
+      written.map((text) => (JSON.parse(text) as { msg: string }).msg),
+      ['loud'],
+    );
   });
 });
 

@@ -22,13 +22,16 @@ interface Harness {
   readonly stdout: string[];
 }
 
-function harness(argv: string[], options: {
-  ready?: Step[];
-  outcome?: Outcome;
-  startChild?: (command: readonly string[]) => Child;
-  loadHttp?: () => Promise<ScriptedHttp>;
-  env?: Readonly<Record<string, string>>;
-} = {}): Harness {
+function harness(
+  argv: string[],
+  options: {
+    ready?: Step[];
+    outcome?: Outcome;
+    startChild?: (command: readonly string[]) => Child;
+    loadHttp?: () => Promise<ScriptedHttp>;
+    env?: Readonly<Record<string, string>>;
+  } = {},
+): Harness {
   const clock = new VirtualClock();
   const http = new ScriptedHttp(clock, { [READY]: options.ready ?? [response(200)], [QUIT]: [response(200, 'OK')] });
   const log = new RecordingLogger();
@@ -45,10 +48,12 @@ function harness(argv: string[], options: {
     writeStdout: (text) => void stdout.push(text),
     loadHttp: options.loadHttp ?? (async () => http),
     install: () => 0,
-    startChild: options.startChild ?? ((command) => {
-      started.push(command);
-      return { pid: 42, outcome: Promise.resolve(options.outcome ?? { kind: 'exited', code: 0 }), kill: () => true };
-    }),
+    startChild:
+      options.startChild ??
+      ((command) => {
+        started.push(command);
+        return { pid: 42, outcome: Promise.resolve(options.outcome ?? { kind: 'exited', code: 0 }), kill: () => true };
+      }),
   };
   return { sys, http, log, signals, started, stdout };
 }
@@ -60,12 +65,19 @@ describe('main', () => {
     const h = harness(['--', 'job', '--flag'], { ready: [response(503), response(200)], outcome: { kind: 'exited', code: 4 } });
     assert.equal(await main(h.sys), 4);
     assert.deepEqual(h.started, [['job', '--flag']]);
-    assert.deepEqual(h.http.calls.map((call) => `${call.method} ${call.url}`), [`GET ${READY}`, `GET ${READY}`, `POST ${QUIT}`]);
+    assert.deepEqual(
+      h.http.calls.map((call) => `${call.method} ${call.url}`),
+      [`GET ${READY}`, `GET ${READY}`, `POST ${QUIT}`],
+    );
     assert.deepEqual(h.stdout, []);
   });
 
   test('an internal error before the command ran: exit 125, logged, and the quit still attempted', async () => {
-    const h = harness(['job'], { startChild: () => { throw new Error('spawn exploded'); } });
+    const h = harness(['job'], {
+      startChild: () => {
+        throw new Error('spawn exploded');
+      },
+    });
     assert.equal(await main(h.sys), 125);
     assert.ok(h.log.at('error').some((line) => line.includes('internal error') && line.includes('spawn exploded')));
     assert.equal(posts(h), 1);
@@ -110,30 +122,47 @@ describe('main', () => {
   });
 
   test("scuttle's variables: one info line says which are in effect, right after the level is set", async () => {
-    const h = harness(['job'], { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', NEVER_KILL_ISTIO_ON_FAILURE: 'true', SCUTTLE_LOGGING: 'false' } });
+    const h = harness(['job'], {
+      env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', NEVER_KILL_ISTIO_ON_FAILURE: 'true', SCUTTLE_LOGGING: 'false' },
+    });
     assert.equal(await main(h.sys), 0);
     const said = h.log.lines.filter((line) => line.message.startsWith('scuttle settings:'));
-    assert.deepEqual(said.map((line) => [line.level, line.message]),
-      [['info', 'scuttle settings: NEVER_KILL_ISTIO_ON_FAILURE -> --quit on-success, SCUTTLE_LOGGING -> --log-level warn']]);
+    assert.deepEqual(
+      said.map((line) => [line.level, line.message]),
+      [['info', 'scuttle settings: NEVER_KILL_ISTIO_ON_FAILURE -> --quit on-success, SCUTTLE_LOGGING -> --log-level warn']],
+    );
     assert.equal(h.log.lines[0], said[0], 'the first line');
     assert.deepEqual(h.log.configured, { level: 'warn', format: 'text' });
   });
 
-  test("no scuttle variable, no scuttle line", async () => {
+  test('no scuttle variable, no scuttle line', async () => {
     const h = harness(['job']);
     assert.equal(await main(h.sys), 0);
-    assert.deepEqual(h.log.lines.filter((line) => line.message.includes('scuttle')), []);
+    assert.deepEqual(
+      h.log.lines.filter((line) => line.message.includes('scuttle')),
+      [],
+    );
   });
 
   test('a bad scuttle value: exit 125, the error names it, the good ones are still reported, and the quit goes to ISTIO_QUIT_API', async () => {
     const quit = 'http://127.0.0.1:25020/quitquitquit';
-    const h = harness(['job'], { env: { ENVOY_ADMIN_API: 'http://127.0.0.1:15000', ISTIO_QUIT_API: 'http://127.0.0.1:25020', WAIT_FOR_ENVOY_TIMEOUT: 'soon' } });
+    const h = harness(['job'], {
+      env: { ENVOY_ADMIN_API: 'http://127.0.0.1:15000', ISTIO_QUIT_API: 'http://127.0.0.1:25020', WAIT_FOR_ENVOY_TIMEOUT: 'soon' },
+    });
     const http = new ScriptedHttp(h.sys.clock, { [quit]: [response(200, 'OK')] });
     assert.equal(await main({ ...h.sys, loadHttp: async () => http }), 125);
     assert.deepEqual(h.started, []);
     assert.deepEqual(h.log.at('error'), ['WAIT_FOR_ENVOY_TIMEOUT: "soon" is not a duration (examples: 500ms, 30s, 2m)']);
-    assert.ok(h.log.at('info').includes(
-      'scuttle settings: ENVOY_ADMIN_API -> --ready-url http://127.0.0.1:15000/ready, ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit'));
-    assert.deepEqual(http.calls.map((call) => `${call.method} ${call.url}`), [`POST ${quit}`]);
+    assert.ok(
+      h.log
+        .at('info')
+        .includes(
+          'scuttle settings: ENVOY_ADMIN_API -> --ready-url http://127.0.0.1:15000/ready, ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit',
+        ),
+    );
+    assert.deepEqual(
+      http.calls.map((call) => `${call.method} ${call.url}`),
+      [`POST ${quit}`],
+    );
   });
 });

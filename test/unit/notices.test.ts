@@ -5,8 +5,14 @@ import assert from 'node:assert/strict';
 import { missingNotices, renderNotices } from '../../scripts/notices.ts';
 import { npmPackageDirs, type BundleFile, type Component } from '../../scripts/provenance.ts';
 
-const part = (ref: string, text: string): Component =>
-  ({ ref, kind: 'npm', name: ref, version: '1.0.0', source: 'here', texts: text === '' ? [] : [{ from: `${ref}/LICENSE`, text }] });
+const part = (ref: string, text: string): Component => ({
+  ref,
+  kind: 'npm',
+  name: ref,
+  version: '1.0.0',
+  source: 'here',
+  texts: text === '' ? [] : [{ from: `${ref}/LICENSE`, text }],
+});
 const file = (path: string, ...madeOf: string[]): BundleFile => ({ path, madeOf, sources: [] });
 
 describe('missingNotices', () => {
@@ -38,7 +44,10 @@ describe('npmPackageDirs, from esbuild metafile inputs', () => {
     [['node_modules/undici/index.js', 'node_modules/undici/lib/core.js'], ['node_modules/undici']],
     [['node_modules/@sec-ant/readable-stream/dist/index.js'], ['node_modules/@sec-ant/readable-stream']],
     [['node_modules/npm-run-path/node_modules/path-key/index.js'], ['node_modules/npm-run-path/node_modules/path-key']],
-    [['node_modules/b/x.js', 'node_modules/a/y.js'], ['node_modules/a', 'node_modules/b']],
+    [
+      ['node_modules/b/x.js', 'node_modules/a/y.js'],
+      ['node_modules/a', 'node_modules/b'],
+    ],
   ];
   for (const [inputs, dirs] of rows) {
     test(inputs.join(' '), () => assert.deepEqual(npmPackageDirs(inputs), dirs));

@@ -1,6 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULTS, OPTIONS, parseInvocation, renderHelp, type Invocation, type Options } from '../../src/options.ts';
+import { renderHelp } from '../../src/options-help.ts';
+import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
+import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
 
 type Env = Record<string, string>;
 type Run = Extract<Invocation, { kind: 'run' }>;
@@ -53,6 +55,17 @@ const SAMPLES: { readonly [K in keyof Options]: { readonly sample: Sample<Option
   },
   quit: { sample: { raw: 'on-success', value: 'on-success' }, other: { raw: 'never', value: 'never' } },
   quitTimeout: { sample: { raw: '1m30s', value: 90_000 }, other: { raw: '500ms', value: 500 } },
+  also: {
+    sample: {
+      raw: 'linkerd,dapr:3501',
+      value: [
+        { kind: 'linkerd', ports: [] },
+        { kind: 'dapr', ports: [3501] },
+      ],
+    },
+    other: { raw: 'cloud-sql-proxy:9190:9191', value: [{ kind: 'cloud-sql-proxy', ports: [9190, 9191] }] },
+  },
+  podAnnotations: { sample: { raw: '/podinfo/annotations', value: '/podinfo/annotations' }, other: { raw: '/a', value: '/a' } },
   logLevel: { sample: { raw: 'debug', value: 'debug' }, other: { raw: 'silent', value: 'silent' } },
   logFormat: { sample: { raw: 'json', value: 'json' }, other: { raw: 'text', value: 'text' } },
 };
@@ -71,6 +84,8 @@ describe('defaults', () => {
       readyUrl: url('http://127.0.0.1:15021/healthz/ready'),
       readyTimeout: 60_000,
       pollInterval: 25,
+      also: [],
+      podAnnotations: '/etc/podinfo/annotations',
       requestTimeout: 1_000,
       startWithoutProxy: false,
       wait: true,
@@ -158,18 +173,30 @@ describe('quit URLs', () => {
       env,
       ['http://127.0.0.1:7/f1', 'http://127.0.0.1:7/f2', 'http://127.0.0.1:7/f3'],
     ],
-    ['a flag may itself hold a list', ['--quit-url', 'http://a/1,http://b/2', '--quit-url', 'http://c/3'], {}, ['http://a/1', 'http://b/2', 'http://c/3']],
+    [
+      'a flag may itself hold a list',
+      ['--quit-url', 'http://a/1,http://b/2', '--quit-url', 'http://c/3'],
+      {},
+      ['http://a/1', 'http://b/2', 'http://c/3'],
+    ],
     ['IPv6 loopback', ['--quit-url', 'http://[::1]:15020/quitquitquit'], {}, ['http://[::1]:15020/quitquitquit']],
     ['https', ['--quit-url', 'https://127.0.0.1:15020/quitquitquit'], {}, ['https://127.0.0.1:15020/quitquitquit']],
   ];
   for (const [name, argv, variables, hrefs] of rows) {
     test(name, () => {
-      assert.deepEqual(parseRun([...argv, 'job'], variables).options.quitUrls.map((u) => u.href), hrefs);
+      assert.deepEqual(
+        parseRun([...argv, 'job'], variables).options.quitUrls.map((u) => u.href),
+        hrefs,
+      );
     });
   }
 
   const empty: [argv: string[], env: Env, error: string][] = [
-    [[], { ISTIO_JOB_RUN_QUIT_URL: 'http://a/,,http://b/' }, 'ISTIO_JOB_RUN_QUIT_URL: "http://a/,,http://b/" has an empty entry (comma-separated URLs)'],
+    [
+      [],
+      { ISTIO_JOB_RUN_QUIT_URL: 'http://a/,,http://b/' },
+      'ISTIO_JOB_RUN_QUIT_URL: "http://a/,,http://b/" has an empty entry (comma-separated URLs)',
+    ],
     [[], { ISTIO_JOB_RUN_QUIT_URL: 'http://a/,' }, 'ISTIO_JOB_RUN_QUIT_URL: "http://a/," has an empty entry (comma-separated URLs)'],
     [[], { ISTIO_JOB_RUN_QUIT_URL: '' }, 'ISTIO_JOB_RUN_QUIT_URL: "" has an empty entry (comma-separated URLs)'],
     [['--quit-url=http://a/, '], {}, '--quit-url: "http://a/, " has an empty entry (comma-separated URLs)'],
@@ -185,8 +212,17 @@ describe('quit URLs', () => {
 
 describe('booleans in variables', () => {
   const accepted: [raw: string, value: boolean][] = [
-    ['true', true], ['TRUE', true], ['True', true], ['1', true], ['yes', true], [' YES ', true],
-    ['false', false], ['FALSE', false], ['0', false], ['no', false], ['No', false],
+    ['true', true],
+    ['TRUE', true],
+    ['True', true],
+    ['1', true],
+    ['yes', true],
+    [' YES ', true],
+    ['false', false],
+    ['FALSE', false],
+    ['0', false],
+    ['no', false],
+    ['No', false],
   ];
   const rejected = ['on', 'off', 'y', 'n', '2', '', 't'];
   for (const key of SWITCHES) {
@@ -226,7 +262,10 @@ describe('switches', () => {
   const valued: [argv: string[], error: string][] = [
     [['--wait=false'], '--wait: takes no value, got "false" (use --wait or --no-wait)'],
     [['--wait=true'], '--wait: takes no value, got "true" (use --wait or --no-wait)'],
-    [['--start-without-proxy=yes'], '--start-without-proxy: takes no value, got "yes" (use --start-without-proxy or --no-start-without-proxy)'],
+    [
+      ['--start-without-proxy=yes'],
+      '--start-without-proxy: takes no value, got "yes" (use --start-without-proxy or --no-start-without-proxy)',
+    ],
   ];
   for (const [argv, error] of valued) {
     test(`${show(argv)} is an error: ${error}`, () => {
@@ -237,21 +276,51 @@ describe('switches', () => {
 
 describe('where the options stop and the command begins', () => {
   const rows: [argv: string[], command: string[]][] = [
-    [['echo', 'hi'], ['echo', 'hi']],
-    [['echo', '--help'], ['echo', '--help']],
-    [['echo', '--sidecar', 'none'], ['echo', '--sidecar', 'none']],
+    [
+      ['echo', 'hi'],
+      ['echo', 'hi'],
+    ],
+    [
+      ['echo', '--help'],
+      ['echo', '--help'],
+    ],
+    [
+      ['echo', '--sidecar', 'none'],
+      ['echo', '--sidecar', 'none'],
+    ],
     [['--', '--help'], ['--help']],
     [['--', '-h'], ['-h']],
     [['--no-wait', 'true'], ['true']],
     [['--start-without-proxy', 'false'], ['false']],
-    [['--sidecar', 'classic', 'sh', '-c', 'x'], ['sh', '-c', 'x']],
-    [['--quit=never', '--', 'ls', '-l'], ['ls', '-l']],
-    [['--', 'echo', '--', 'x'], ['echo', '--', 'x']],
-    [['echo', '--', 'x'], ['echo', '--', 'x']],
-    [['x', '--ready-timeout'], ['x', '--ready-timeout']],
+    [
+      ['--sidecar', 'classic', 'sh', '-c', 'x'],
+      ['sh', '-c', 'x'],
+    ],
+    [
+      ['--quit=never', '--', 'ls', '-l'],
+      ['ls', '-l'],
+    ],
+    [
+      ['--', 'echo', '--', 'x'],
+      ['echo', '--', 'x'],
+    ],
+    [
+      ['echo', '--', 'x'],
+      ['echo', '--', 'x'],
+    ],
+    [
+      ['x', '--ready-timeout'],
+      ['x', '--ready-timeout'],
+    ],
     [['--quit-url', 'http://a/', '5'], ['5']],
-    [['007', '1e3'], ['007', '1e3']],
-    [['-', 'x'], ['-', 'x']],
+    [
+      ['007', '1e3'],
+      ['007', '1e3'],
+    ],
+    [
+      ['-', 'x'],
+      ['-', 'x'],
+    ],
   ];
   for (const [argv, command] of rows) {
     test(`${show(argv)} runs ${show(command)}`, () => {
@@ -387,11 +456,17 @@ describe('renderHelp', () => {
 
   test('lists the options in the order of OPTIONS', () => {
     const positions = KEYS.map((key) => optionLines.indexOf(`  ${OPTIONS[key].usage}`));
-    assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
+    assert.deepEqual(
+      positions,
+      [...positions].sort((a, b) => a - b),
+    );
   });
 
   test('fits 80 columns, every line of it', () => {
-    assert.deepEqual(help.split('\n').filter((line) => line.length > 80), []);
+    assert.deepEqual(
+      help.split('\n').filter((line) => line.length > 80),
+      [],
+    );
   });
 
   test('shows --help, --version and the exit codes', () => {

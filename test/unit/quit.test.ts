@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Attempt } from '../../src/attempt.ts';
-import type { QuitPolicy } from '../../src/options.ts';
+import { describe as describeAttempt, type Attempt } from '../../src/attempt.ts';
+import type { QuitPolicy } from '../../src/options-table.ts';
 import { backoffMs, isLoopback, judge, quitProxy, sameProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
 import { RecordingLogger, ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
@@ -61,7 +61,16 @@ describe('judge', () => {
 
 describe('backoffMs', () => {
   const rows: [retry: number, ms: number][] = [
-    [0, 20], [1, 20], [2, 40], [3, 80], [4, 160], [5, 320], [6, 640], [7, 1_000], [8, 1_000], [60, 1_000],
+    [0, 20],
+    [1, 20],
+    [2, 40],
+    [3, 80],
+    [4, 160],
+    [5, 320],
+    [6, 640],
+    [7, 1_000],
+    [8, 1_000],
+    [60, 1_000],
   ];
   for (const [retry, ms] of rows) {
     test(`retry ${retry} waits ${ms}ms`, () => {
@@ -109,6 +118,9 @@ async function quit(
   return { results, http, log, clock };
 }
 
+/** An attempt as the log prints it (results keep it typed). */
+const shown = (attempt: Attempt | undefined): string | undefined => (attempt === undefined ? undefined : describeAttempt(attempt));
+
 /** The parts of a result a test states: verdict and attempts. */
 const outcome = ({ results }: Run) => results.map(({ url, verdict, attempts }) => ({ url: url.href, verdict, attempts }));
 const times = (run: Run, href = QUIT) => run.http.callsTo(href).map((call) => call.at);
@@ -117,10 +129,14 @@ describe('quitProxy', () => {
   test('the first 200 is acknowledged after one POST', async () => {
     const run = await quit({ [QUIT]: [response(200)] });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'acknowledged', attempts: 1 }]);
-    assert.deepEqual(run.http.calls.map(({ method, url, timeoutMs }) => ({ method, url, timeoutMs })), [
-      { method: 'POST', url: QUIT, timeoutMs: 1_000 },
-    ]);
-    assert.match(run.log.at('info').join('\n'), /proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:15020\/quitquitquit: 1 attempt, 0ms\)/);
+    assert.deepEqual(
+      run.http.calls.map(({ method, url, timeoutMs }) => ({ method, url, timeoutMs })),
+      [{ method: 'POST', url: QUIT, timeoutMs: 1_000 }],
+    );
+    assert.match(
+      run.log.at('info').join('\n'),
+      /proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:15020\/quitquitquit: 1 attempt, 0ms\)/,
+    );
   });
 
   test('503, 503, 200: three attempts, with 20ms then 40ms between them', async () => {
@@ -179,7 +195,7 @@ describe('quitProxy', () => {
     // Backoff 20, 40, 80, 160, 320; the 640 is cut short by the deadline.
     assert.deepEqual(times(run), [0, 20, 60, 140, 300, 620]);
     assert.ok(run.clock.now() >= 1_000, `gave up at ${run.clock.now()}ms`);
-    assert.equal(run.results[0]?.last, 'HTTP 503 "no healthy upstream"');
+    assert.equal(shown(run.results[0]?.last), 'HTTP 503 "no healthy upstream"');
     assert.deepEqual(run.log.at('warn'), [
       `gave up telling the proxy to quit: POST ${QUIT}, last: HTTP 503 "no healthy upstream" (6 attempts, 1s)`,
     ]);
@@ -188,19 +204,22 @@ describe('quitProxy', () => {
 
   test('each attempt gets the request timeout, cut to what is left of the quit timeout', async () => {
     const run = await quit({ [QUIT]: [hangs] }, { timeoutMs: 2_500, requestTimeoutMs: 1_000 });
-    assert.deepEqual(run.http.calls.map(({ at, timeoutMs }) => ({ at, timeoutMs })), [
-      { at: 0, timeoutMs: 1_000 },
-      { at: 1_020, timeoutMs: 1_000 },
-      { at: 2_060, timeoutMs: 440 },
-    ]);
+    assert.deepEqual(
+      run.http.calls.map(({ at, timeoutMs }) => ({ at, timeoutMs })),
+      [
+        { at: 0, timeoutMs: 1_000 },
+        { at: 1_020, timeoutMs: 1_000 },
+        { at: 2_060, timeoutMs: 440 },
+      ],
+    );
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 3 }]);
-    assert.equal(run.results[0]?.last, 'timed out');
+    assert.equal(shown(run.results[0]?.last), 'timed out');
   });
 
   test('an attempt cut short by the deadline does not hide the answer before it', async () => {
     const run = await quit({ [QUIT]: [response(503, 'busy'), hangs] }, { timeoutMs: 500, requestTimeoutMs: 1_000 });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 2 }]);
-    assert.equal(run.results[0]?.last, 'HTTP 503 "busy"');
+    assert.equal(shown(run.results[0]?.last), 'HTTP 503 "busy"');
   });
 
   test('no time at all: gives up without an attempt', async () => {
@@ -238,7 +257,7 @@ describe('quitProxy', () => {
     };
     const run = await quit({ [QUIT]: [response(503), throws] });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'gave-up', attempts: 2 }]);
-    assert.equal(run.results[0]?.last, 'socket exploded');
+    assert.equal(shown(run.results[0]?.last), 'socket exploded');
     assert.match(run.log.at('warn').join('\n'), /gave up telling the proxy to quit: .*last: socket exploded/);
   });
 });

@@ -5,7 +5,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULTS, OPTIONS, parseInvocation, renderHelp, type Invocation, type Options } from '../../src/options.ts';
+import { renderHelp } from '../../src/options-help.ts';
+import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
+import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
 import { SCUTTLE_VARIABLES, describeScuttle, readScuttle, type Effect, type ScuttleVariable } from '../../src/scuttle.ts';
 
 type Env = Record<string, string>;
@@ -82,12 +84,17 @@ const TABLE: Row[] = [
   {
     env: { GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit, http://localhost:8500/shutdown' },
     options: { quitUrls: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/quitquitquit'), url('http://localhost:8500/shutdown')] },
-    says: [`GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit --quit-url http://localhost:8500/shutdown (besides ${DEFAULT_QUIT})`],
+    says: [
+      `GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit --quit-url http://localhost:8500/shutdown (besides ${DEFAULT_QUIT})`,
+    ],
   },
   {
     env: { ISTIO_QUIT_API: 'http://127.0.0.1:25020', GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit' },
     options: { quitUrls: [url('http://127.0.0.1:25020/quitquitquit'), url('http://127.0.0.1:9091/quitquitquit')] },
-    says: ['ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit', 'GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit'],
+    says: [
+      'ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit',
+      'GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit',
+    ],
   },
   { env: { SCUTTLE_LOGGING: 'false' }, options: { logLevel: 'warn' }, says: ['SCUTTLE_LOGGING -> --log-level warn'] },
   { env: { QUIT_REQUEST_TIMEOUT: '5s' }, options: { requestTimeout: 5_000 }, says: ['QUIT_REQUEST_TIMEOUT -> --request-timeout 5s'] },
@@ -131,7 +138,10 @@ describe('each row of the migration table', () => {
 
   test('every scuttle variable has a row that puts it in effect', () => {
     const inEffect = new Set(TABLE.flatMap((row) => row.says.map((said) => said.split(' ')[0])));
-    assert.deepEqual(SCUTTLE_VARIABLES.filter((name) => !inEffect.has(name)), []);
+    assert.deepEqual(
+      SCUTTLE_VARIABLES.filter((name) => !inEffect.has(name)),
+      [],
+    );
   });
 
   test('no scuttle variable, no line', () => {
@@ -183,8 +193,9 @@ describe("Go's durations in scuttle's variables", () => {
   }
 
   test('Go units are for scuttle variables only: --ready-timeout 500us stays an error', () => {
-    assert.deepEqual(parseError(['--ready-timeout', '500us', 'job'], {}).errors,
-      ['--ready-timeout: "500us" is not a duration (examples: 500ms, 30s, 2m)']);
+    assert.deepEqual(parseError(['--ready-timeout', '500us', 'job'], {}).errors, [
+      '--ready-timeout: "500us" is not a duration (examples: 500ms, 30s, 2m)',
+    ]);
   });
 });
 
@@ -206,13 +217,19 @@ describe('conflicts among scuttle variables are settled as scuttle settled them'
       'QUIT_WITHOUT_ENVOY_TIMEOUT beats WAIT_FOR_ENVOY_TIMEOUT: the job does not run without its proxy',
       { WAIT_FOR_ENVOY_TIMEOUT: '30s', QUIT_WITHOUT_ENVOY_TIMEOUT: '10s' },
       { readyTimeout: 10_000, startWithoutProxy: false },
-      ['WAIT_FOR_ENVOY_TIMEOUT (overridden by QUIT_WITHOUT_ENVOY_TIMEOUT)', 'QUIT_WITHOUT_ENVOY_TIMEOUT -> --ready-timeout 10s --no-start-without-proxy'],
+      [
+        'WAIT_FOR_ENVOY_TIMEOUT (overridden by QUIT_WITHOUT_ENVOY_TIMEOUT)',
+        'QUIT_WITHOUT_ENVOY_TIMEOUT -> --ready-timeout 10s --no-start-without-proxy',
+      ],
     ],
     [
       'QUIT_WITHOUT_ENVOY_TIMEOUT=0 is unset, so WAIT_FOR_ENVOY_TIMEOUT holds',
       { WAIT_FOR_ENVOY_TIMEOUT: '30s', QUIT_WITHOUT_ENVOY_TIMEOUT: '0' },
       { readyTimeout: 30_000, startWithoutProxy: true },
-      ['WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 30s --start-without-proxy', 'QUIT_WITHOUT_ENVOY_TIMEOUT (0: the same as unset, as in scuttle)'],
+      [
+        'WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 30s --start-without-proxy',
+        'QUIT_WITHOUT_ENVOY_TIMEOUT (0: the same as unset, as in scuttle)',
+      ],
     ],
     [
       'WAIT_FOR_ENVOY_TIMEOUT=0s is unset: the default timeout holds',
@@ -240,7 +257,10 @@ describe('conflicts among scuttle variables are settled as scuttle settled them'
       'NEVER_KILL_ISTIO with GENERIC_QUIT_ENDPOINTS: the URLs are kept, and never POSTed',
       { NEVER_KILL_ISTIO: 'true', GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit' },
       { quit: 'never', quitUrls: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/quitquitquit')] },
-      ['NEVER_KILL_ISTIO -> --quit never', `GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit (besides ${DEFAULT_QUIT})`],
+      [
+        'NEVER_KILL_ISTIO -> --quit never',
+        `GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit (besides ${DEFAULT_QUIT})`,
+      ],
     ],
   ];
   for (const [name, env, options, says] of rows) {
@@ -269,73 +289,121 @@ interface Fight {
   readonly overridden: (by: string) => string;
 }
 
-const whole = (variable: string) => (by: string): string => `${variable} (overridden by ${by})`;
+const whole =
+  (variable: string) =>
+  (by: string): string =>
+    `${variable} (overridden by ${by})`;
 
 const FIGHTS: Fight[] = [
   {
-    variable: 'ENVOY_ADMIN_API', raw: 'http://127.0.0.1:15000', key: 'readyUrl', scuttle: url('http://127.0.0.1:15000/ready'),
+    variable: 'ENVOY_ADMIN_API',
+    raw: 'http://127.0.0.1:15000',
+    key: 'readyUrl',
+    scuttle: url('http://127.0.0.1:15000/ready'),
     env: { raw: 'http://127.0.0.1:1/env', value: url('http://127.0.0.1:1/env') },
     flag: { argv: ['--ready-url', 'http://127.0.0.1:2/flag'], value: url('http://127.0.0.1:2/flag') },
     overridden: whole('ENVOY_ADMIN_API'),
   },
   {
-    variable: 'ISTIO_QUIT_API', raw: 'http://127.0.0.1:25020', key: 'quitUrls', scuttle: [url('http://127.0.0.1:25020/quitquitquit')],
+    variable: 'ISTIO_QUIT_API',
+    raw: 'http://127.0.0.1:25020',
+    key: 'quitUrls',
+    scuttle: [url('http://127.0.0.1:25020/quitquitquit')],
     env: { raw: 'http://127.0.0.1:1/env', value: [url('http://127.0.0.1:1/env')] },
     flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [url('http://127.0.0.1:2/flag')] },
     overridden: whole('ISTIO_QUIT_API'),
   },
   {
-    variable: 'GENERIC_QUIT_ENDPOINTS', raw: 'http://127.0.0.1:9091/q', key: 'quitUrls', scuttle: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/q')],
+    variable: 'GENERIC_QUIT_ENDPOINTS',
+    raw: 'http://127.0.0.1:9091/q',
+    key: 'quitUrls',
+    scuttle: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/q')],
     env: { raw: 'http://127.0.0.1:1/env', value: [url('http://127.0.0.1:1/env')] },
     flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [url('http://127.0.0.1:2/flag')] },
     overridden: whole('GENERIC_QUIT_ENDPOINTS'),
   },
   {
-    variable: 'NEVER_KILL_ISTIO', raw: 'true', key: 'quit', scuttle: 'never',
-    env: { raw: 'always', value: 'always' }, flag: { argv: ['--quit', 'on-success'], value: 'on-success' },
+    variable: 'NEVER_KILL_ISTIO',
+    raw: 'true',
+    key: 'quit',
+    scuttle: 'never',
+    env: { raw: 'always', value: 'always' },
+    flag: { argv: ['--quit', 'on-success'], value: 'on-success' },
     overridden: whole('NEVER_KILL_ISTIO'),
   },
   {
-    variable: 'NEVER_KILL_ISTIO_ON_FAILURE', raw: 'true', key: 'quit', scuttle: 'on-success',
-    env: { raw: 'always', value: 'always' }, flag: { argv: ['--quit', 'never'], value: 'never' },
+    variable: 'NEVER_KILL_ISTIO_ON_FAILURE',
+    raw: 'true',
+    key: 'quit',
+    scuttle: 'on-success',
+    env: { raw: 'always', value: 'always' },
+    flag: { argv: ['--quit', 'never'], value: 'never' },
     overridden: whole('NEVER_KILL_ISTIO_ON_FAILURE'),
   },
   {
-    variable: 'START_WITHOUT_ENVOY', raw: 'true', key: 'wait', scuttle: false,
-    env: { raw: 'true', value: true }, flag: { argv: ['--wait'], value: true },
+    variable: 'START_WITHOUT_ENVOY',
+    raw: 'true',
+    key: 'wait',
+    scuttle: false,
+    env: { raw: 'true', value: true },
+    flag: { argv: ['--wait'], value: true },
     flagOverEnv: { argv: ['--no-wait'], value: false },
     overridden: whole('START_WITHOUT_ENVOY'),
   },
   {
-    variable: 'WAIT_FOR_ENVOY_TIMEOUT', raw: '30s', key: 'readyTimeout', scuttle: 30_000,
-    env: { raw: '45s', value: 45_000 }, flag: { argv: ['--ready-timeout', '2m'], value: 120_000 },
+    variable: 'WAIT_FOR_ENVOY_TIMEOUT',
+    raw: '30s',
+    key: 'readyTimeout',
+    scuttle: 30_000,
+    env: { raw: '45s', value: 45_000 },
+    flag: { argv: ['--ready-timeout', '2m'], value: 120_000 },
     overridden: (by) => `WAIT_FOR_ENVOY_TIMEOUT -> --start-without-proxy (--ready-timeout 30s overridden by ${by})`,
   },
   {
-    variable: 'WAIT_FOR_ENVOY_TIMEOUT', raw: '30s', key: 'startWithoutProxy', scuttle: true,
-    env: { raw: 'false', value: false }, flag: { argv: ['--no-start-without-proxy'], value: false },
+    variable: 'WAIT_FOR_ENVOY_TIMEOUT',
+    raw: '30s',
+    key: 'startWithoutProxy',
+    scuttle: true,
+    env: { raw: 'false', value: false },
+    flag: { argv: ['--no-start-without-proxy'], value: false },
     flagOverEnv: { argv: ['--start-without-proxy'], value: true },
     overridden: (by) => `WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 30s (--start-without-proxy overridden by ${by})`,
   },
   {
-    variable: 'QUIT_WITHOUT_ENVOY_TIMEOUT', raw: '10s', key: 'readyTimeout', scuttle: 10_000,
-    env: { raw: '45s', value: 45_000 }, flag: { argv: ['--ready-timeout', '2m'], value: 120_000 },
+    variable: 'QUIT_WITHOUT_ENVOY_TIMEOUT',
+    raw: '10s',
+    key: 'readyTimeout',
+    scuttle: 10_000,
+    env: { raw: '45s', value: 45_000 },
+    flag: { argv: ['--ready-timeout', '2m'], value: 120_000 },
     overridden: (by) => `QUIT_WITHOUT_ENVOY_TIMEOUT -> --no-start-without-proxy (--ready-timeout 10s overridden by ${by})`,
   },
   {
-    variable: 'QUIT_WITHOUT_ENVOY_TIMEOUT', raw: '10s', key: 'startWithoutProxy', scuttle: false,
-    env: { raw: 'yes', value: true }, flag: { argv: ['--start-without-proxy'], value: true },
+    variable: 'QUIT_WITHOUT_ENVOY_TIMEOUT',
+    raw: '10s',
+    key: 'startWithoutProxy',
+    scuttle: false,
+    env: { raw: 'yes', value: true },
+    flag: { argv: ['--start-without-proxy'], value: true },
     flagOverEnv: { argv: ['--no-start-without-proxy'], value: false },
     overridden: (by) => `QUIT_WITHOUT_ENVOY_TIMEOUT -> --ready-timeout 10s (--no-start-without-proxy overridden by ${by})`,
   },
   {
-    variable: 'SCUTTLE_LOGGING', raw: 'false', key: 'logLevel', scuttle: 'warn',
-    env: { raw: 'debug', value: 'debug' }, flag: { argv: ['--log-level', 'error'], value: 'error' },
+    variable: 'SCUTTLE_LOGGING',
+    raw: 'false',
+    key: 'logLevel',
+    scuttle: 'warn',
+    env: { raw: 'debug', value: 'debug' },
+    flag: { argv: ['--log-level', 'error'], value: 'error' },
     overridden: whole('SCUTTLE_LOGGING'),
   },
   {
-    variable: 'QUIT_REQUEST_TIMEOUT', raw: '5s', key: 'requestTimeout', scuttle: 5_000,
-    env: { raw: '250ms', value: 250 }, flag: { argv: ['--request-timeout', '2s'], value: 2_000 },
+    variable: 'QUIT_REQUEST_TIMEOUT',
+    raw: '5s',
+    key: 'requestTimeout',
+    scuttle: 5_000,
+    env: { raw: '250ms', value: 250 },
+    flag: { argv: ['--request-timeout', '2s'], value: 2_000 },
     overridden: whole('QUIT_REQUEST_TIMEOUT'),
   },
 ];
@@ -380,11 +448,17 @@ describe('precedence: flag > ISTIO_JOB_RUN_* > scuttle > default', () => {
 
   test('every scuttle variable that sets an option has a fight', () => {
     const fought = new Set(FIGHTS.map((fight) => fight.variable));
-    assert.deepEqual(SCUTTLE_VARIABLES.filter((name) => !fought.has(name)), []);
+    assert.deepEqual(
+      SCUTTLE_VARIABLES.filter((name) => !fought.has(name)),
+      [],
+    );
   });
 
   test('both parts of WAIT_FOR_ENVOY_TIMEOUT overridden, by two different things', () => {
-    const invocation = parseRun(['--ready-timeout', '5s', 'job'], { WAIT_FOR_ENVOY_TIMEOUT: '30s', ISTIO_JOB_RUN_START_WITHOUT_PROXY: 'false' });
+    const invocation = parseRun(['--ready-timeout', '5s', 'job'], {
+      WAIT_FOR_ENVOY_TIMEOUT: '30s',
+      ISTIO_JOB_RUN_START_WITHOUT_PROXY: 'false',
+    });
     assert.deepEqual([invocation.options.readyTimeout, invocation.options.startWithoutProxy], [5_000, false]);
     assert.equal(invocation.scuttle, line('WAIT_FOR_ENVOY_TIMEOUT (overridden by --ready-timeout and ISTIO_JOB_RUN_START_WITHOUT_PROXY)'));
   });
@@ -392,29 +466,51 @@ describe('precedence: flag > ISTIO_JOB_RUN_* > scuttle > default', () => {
   test('an overridden variable and one in effect, in table order', () => {
     const invocation = parseRun(['--quit', 'always', 'job'], { NEVER_KILL_ISTIO: 'true', ENVOY_ADMIN_API: 'http://127.0.0.1:15000' });
     assert.equal(invocation.options.quit, 'always');
-    assert.equal(invocation.scuttle, line('ENVOY_ADMIN_API -> --ready-url http://127.0.0.1:15000/ready', 'NEVER_KILL_ISTIO (overridden by --quit)'));
+    assert.equal(
+      invocation.scuttle,
+      line('ENVOY_ADMIN_API -> --ready-url http://127.0.0.1:15000/ready', 'NEVER_KILL_ISTIO (overridden by --quit)'),
+    );
   });
 
   test('a scuttle variable does not affect what it does not map to', () => {
     const env = Object.fromEntries(FIGHTS.map((fight) => [fight.variable, fight.raw]));
     const { options } = parseRun(['job'], env);
-    assert.deepEqual([options.sidecar, options.pollInterval, options.quitTimeout, options.logFormat],
-      [DEFAULTS.sidecar, DEFAULTS.pollInterval, DEFAULTS.quitTimeout, DEFAULTS.logFormat]);
+    assert.deepEqual(
+      [options.sidecar, options.pollInterval, options.quitTimeout, options.logFormat],
+      [DEFAULTS.sidecar, DEFAULTS.pollInterval, DEFAULTS.quitTimeout, DEFAULTS.logFormat],
+    );
   });
 });
 
 describe('bad values: named with the value and what is allowed, exit 125', () => {
   const rows: [env: Env, errors: string[]][] = [
-    [{ ENVOY_ADMIN_API: 'localhost:15000' }, ['ENVOY_ADMIN_API: "localhost:15000" is not an http or https URL (example: http://127.0.0.1:15000)']],
+    [
+      { ENVOY_ADMIN_API: 'localhost:15000' },
+      ['ENVOY_ADMIN_API: "localhost:15000" is not an http or https URL (example: http://127.0.0.1:15000)'],
+    ],
     [{ ENVOY_ADMIN_API: '127.0.0.1:15000' }, ['ENVOY_ADMIN_API: "127.0.0.1:15000" is not a URL (example: http://127.0.0.1:15000)']],
-    [{ ENVOY_ADMIN_API: 'http://127.0.0.1:15000/?x=1' },
-      ['ENVOY_ADMIN_API: "http://127.0.0.1:15000/?x=1" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15000)']],
-    [{ ISTIO_QUIT_API: 'ftp://127.0.0.1:15020' }, ['ISTIO_QUIT_API: "ftp://127.0.0.1:15020" is not an http or https URL (example: http://127.0.0.1:15020)']],
-    [{ ISTIO_QUIT_API: 'http://127.0.0.1:15020#q' },
-      ['ISTIO_QUIT_API: "http://127.0.0.1:15020#q" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15020)']],
-    ...(['1', 'yes', 'TRUE', 'True', 'on', '0'] as const).map((raw): [Env, string[]] =>
-      [{ NEVER_KILL_ISTIO: raw }, [`NEVER_KILL_ISTIO: "${raw}" is not a boolean (true or false; scuttle ignored any other value)`]]),
-    [{ NEVER_KILL_ISTIO_ON_FAILURE: 'y' }, ['NEVER_KILL_ISTIO_ON_FAILURE: "y" is not a boolean (true or false; scuttle ignored any other value)']],
+    [
+      { ENVOY_ADMIN_API: 'http://127.0.0.1:15000/?x=1' },
+      [
+        'ENVOY_ADMIN_API: "http://127.0.0.1:15000/?x=1" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15000)',
+      ],
+    ],
+    [
+      { ISTIO_QUIT_API: 'ftp://127.0.0.1:15020' },
+      ['ISTIO_QUIT_API: "ftp://127.0.0.1:15020" is not an http or https URL (example: http://127.0.0.1:15020)'],
+    ],
+    [
+      { ISTIO_QUIT_API: 'http://127.0.0.1:15020#q' },
+      ['ISTIO_QUIT_API: "http://127.0.0.1:15020#q" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15020)'],
+    ],
+    ...(['1', 'yes', 'TRUE', 'True', 'on', '0'] as const).map((raw): [Env, string[]] => [
+      { NEVER_KILL_ISTIO: raw },
+      [`NEVER_KILL_ISTIO: "${raw}" is not a boolean (true or false; scuttle ignored any other value)`],
+    ]),
+    [
+      { NEVER_KILL_ISTIO_ON_FAILURE: 'y' },
+      ['NEVER_KILL_ISTIO_ON_FAILURE: "y" is not a boolean (true or false; scuttle ignored any other value)'],
+    ],
     [{ START_WITHOUT_ENVOY: 'False' }, ['START_WITHOUT_ENVOY: "False" is not a boolean (true or false; scuttle ignored any other value)']],
     [{ SCUTTLE_LOGGING: 'off' }, ['SCUTTLE_LOGGING: "off" is not a boolean (true or false; scuttle ignored any other value)']],
     [{ WAIT_FOR_ENVOY_TIMEOUT: 'soon' }, ['WAIT_FOR_ENVOY_TIMEOUT: "soon" is not a duration (examples: 500ms, 30s, 2m)']],
@@ -424,10 +520,15 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
     [{ QUIT_WITHOUT_ENVOY_TIMEOUT: '999999999h' }, ['QUIT_WITHOUT_ENVOY_TIMEOUT: "999999999h" is too long (at most 24d 20h)']],
     [{ QUIT_REQUEST_TIMEOUT: '0' }, ['QUIT_REQUEST_TIMEOUT: "0" is too short (at least 1ms)']],
     [{ QUIT_REQUEST_TIMEOUT: '5x' }, ['QUIT_REQUEST_TIMEOUT: "5x" is not a duration (examples: 500ms, 30s, 2m)']],
-    [{ GENERIC_QUIT_ENDPOINTS: 'http://a/,,http://b/' }, ['GENERIC_QUIT_ENDPOINTS: "http://a/,,http://b/" has an empty entry (comma-separated URLs)']],
+    [
+      { GENERIC_QUIT_ENDPOINTS: 'http://a/,,http://b/' },
+      ['GENERIC_QUIT_ENDPOINTS: "http://a/,,http://b/" has an empty entry (comma-separated URLs)'],
+    ],
     [{ GENERIC_QUIT_ENDPOINTS: 'http://a/,' }, ['GENERIC_QUIT_ENDPOINTS: "http://a/," has an empty entry (comma-separated URLs)']],
-    [{ GENERIC_QUIT_ENDPOINTS: 'http://a/, tcp://b:1' },
-      ['GENERIC_QUIT_ENDPOINTS: "tcp://b:1" is not an http or https URL (example: http://127.0.0.1:9091/quitquitquit)']],
+    [
+      { GENERIC_QUIT_ENDPOINTS: 'http://a/, tcp://b:1' },
+      ['GENERIC_QUIT_ENDPOINTS: "tcp://b:1" is not an http or https URL (example: http://127.0.0.1:9091/quitquitquit)'],
+    ],
     [
       { QUIT_REQUEST_TIMEOUT: '0', NEVER_KILL_ISTIO: '1', ENVOY_ADMIN_API: 'x' },
       [
@@ -447,7 +548,10 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
 
   test('every scuttle variable has a bad value', () => {
     const tried = new Set(rows.flatMap(([env]) => Object.keys(env)));
-    assert.deepEqual(SCUTTLE_VARIABLES.filter((name) => !tried.has(name)), []);
+    assert.deepEqual(
+      SCUTTLE_VARIABLES.filter((name) => !tried.has(name)),
+      [],
+    );
   });
 
   test('the quit URL comes from what did parse: a bad timeout keeps ISTIO_QUIT_API', () => {
@@ -486,8 +590,14 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
 
 describe('readScuttle and describeScuttle on their own', () => {
   test('readScuttle reports effects in table order, whatever order it found them in', () => {
-    const { effects } = readScuttle({ QUIT_REQUEST_TIMEOUT: '1s', ENVOY_ADMIN_API: 'http://127.0.0.1:15000', NEVER_KILL_ISTIO: 'true' }, DEFAULTS.quitUrls);
-    assert.deepEqual(effects.map((effect) => effect.variable), ['ENVOY_ADMIN_API', 'NEVER_KILL_ISTIO', 'QUIT_REQUEST_TIMEOUT']);
+    const { effects } = readScuttle(
+      { QUIT_REQUEST_TIMEOUT: '1s', ENVOY_ADMIN_API: 'http://127.0.0.1:15000', NEVER_KILL_ISTIO: 'true' },
+      DEFAULTS.quitUrls,
+    );
+    assert.deepEqual(
+      effects.map((effect) => effect.variable),
+      ['ENVOY_ADMIN_API', 'NEVER_KILL_ISTIO', 'QUIT_REQUEST_TIMEOUT'],
+    );
   });
 
   test('readScuttle adds GENERIC_QUIT_ENDPOINTS to the defaults it is given', () => {
@@ -500,27 +610,49 @@ describe('readScuttle and describeScuttle on their own', () => {
     {
       variable: 'WAIT_FOR_ENVOY_TIMEOUT',
       kind: 'sets',
-      parts: [{ option: 'readyTimeout', shown: '--ready-timeout 1s' }, { option: 'startWithoutProxy', shown: '--start-without-proxy' }],
+      parts: [
+        { option: 'readyTimeout', shown: '--ready-timeout 1s' },
+        { option: 'startWithoutProxy', shown: '--start-without-proxy' },
+      ],
     },
     { variable: 'QUIT_WITHOUT_ENVOY_TIMEOUT', kind: 'inert', why: 'some reason' },
   ];
   const rows: [name: string, overriders: Partial<Record<keyof Options, string>>, text: string | undefined, given?: Effect[]][] = [
     ['nothing set: no line', {}, undefined, []],
-    ['all in effect', {}, line('NEVER_KILL_ISTIO -> --quit never', 'WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 1s --start-without-proxy', 'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)')],
+    [
+      'all in effect',
+      {},
+      line(
+        'NEVER_KILL_ISTIO -> --quit never',
+        'WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 1s --start-without-proxy',
+        'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)',
+      ),
+    ],
     [
       'one part overridden',
       { startWithoutProxy: 'X' },
-      line('NEVER_KILL_ISTIO -> --quit never', 'WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 1s (--start-without-proxy overridden by X)', 'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)'),
+      line(
+        'NEVER_KILL_ISTIO -> --quit never',
+        'WAIT_FOR_ENVOY_TIMEOUT -> --ready-timeout 1s (--start-without-proxy overridden by X)',
+        'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)',
+      ),
     ],
     [
       'everything overridden, the same overrider named once',
       { quit: '--quit', readyTimeout: 'Y', startWithoutProxy: 'Y' },
-      line('NEVER_KILL_ISTIO (overridden by --quit)', 'WAIT_FOR_ENVOY_TIMEOUT (overridden by Y)', 'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)'),
+      line(
+        'NEVER_KILL_ISTIO (overridden by --quit)',
+        'WAIT_FOR_ENVOY_TIMEOUT (overridden by Y)',
+        'QUIT_WITHOUT_ENVOY_TIMEOUT (some reason)',
+      ),
     ],
   ];
   for (const [name, overriders, text, given] of rows) {
     test(`describeScuttle: ${name}`, () => {
-      assert.equal(describeScuttle(given ?? effects, (option) => overriders[option]), text);
+      assert.equal(
+        describeScuttle(given ?? effects, (option) => overriders[option]),
+        text,
+      );
     });
   }
 });
@@ -531,7 +663,10 @@ describe('--help', () => {
     const flat = help.replace(/\s+/g, ' ');
     for (const name of SCUTTLE_VARIABLES) assert.ok(flat.includes(name), name);
     assert.ok(flat.includes('docs/MIGRATING.md'));
-    assert.deepEqual(help.split('\n').filter((text) => text.length > 80), []);
+    assert.deepEqual(
+      help.split('\n').filter((text) => text.length > 80),
+      [],
+    );
   });
 });
 
@@ -539,10 +674,13 @@ describe('docs/MIGRATING.md', () => {
   const guide = readFileSync(new URL('../../docs/MIGRATING.md', import.meta.url), 'utf8');
 
   test('has a row for every scuttle variable', () => {
-    assert.deepEqual(SCUTTLE_VARIABLES.filter((name) => !new RegExp(`^\\| \`${name}[\`=]`, 'm').test(guide)), []);
+    assert.deepEqual(
+      SCUTTLE_VARIABLES.filter((name) => !new RegExp(`^\\| \`${name}[\`=]`, 'm').test(guide)),
+      [],
+    );
   });
 
-  test("its example line is what istio-job-run says for its example manifest", () => {
+  test('its example line is what istio-job-run says for its example manifest', () => {
     const example = guide.split('\n').find((text) => text.startsWith('istio-job-run: scuttle settings:'));
     const env = {
       ENVOY_ADMIN_API: 'http://127.0.0.1:15000',

@@ -61,7 +61,12 @@ describe('decide: the rest of 1-64', () => {
   for (let signal = REALTIME_FIRST; signal <= REALTIME_LAST; signal++) {
     test(`real-time signal ${signal}: forwarded while running, from a terminal or not; ignored before and after`, () => {
       assert.deepEqual(
-        [decide(signal, 'before', false), decide(signal, 'running', false), decide(signal, 'running', true), decide(signal, 'after', false)],
+        [
+          decide(signal, 'before', false),
+          decide(signal, 'running', false),
+          decide(signal, 'running', true),
+          decide(signal, 'after', false),
+        ],
         ['ignore', 'forward', 'forward', 'ignore'],
       );
     });
@@ -69,7 +74,10 @@ describe('decide: the rest of 1-64', () => {
   for (const name of Object.keys(NOT_FORWARDED)) {
     test(`${name} is never forwarded, in any phase`, () => {
       const signal = signalNumber(name);
-      assert.deepEqual((['before', 'running', 'after'] as const).map((phase) => decide(signal, phase, false)), ['ignore', 'ignore', 'ignore']);
+      assert.deepEqual(
+        (['before', 'running', 'after'] as const).map((phase) => decide(signal, phase, false)),
+        ['ignore', 'ignore', 'ignore'],
+      );
     });
   }
   test('signalName names what Node names, and numbers the rest', () => {
@@ -87,14 +95,20 @@ describe('signal sets', () => {
     assert.deepEqual(subset(FROM_TERMINAL, FORWARDED), []);
   });
   test('forwarded and not forwarded are disjoint', () => {
-    assert.deepEqual(FORWARDED.filter((s) => s in NOT_FORWARDED), []);
+    assert.deepEqual(
+      FORWARDED.filter((s) => s in NOT_FORWARDED),
+      [],
+    );
   });
   test('FORWARDED has no duplicates', () => {
     assert.equal(new Set(FORWARDED).size, FORWARDED.length);
   });
   test('not forwarded: the wrapper-only and uncatchable signals', () => {
     const required = ['SIGCHLD', 'SIGURG', 'SIGPIPE', 'SIGKILL', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGSEGV'];
-    assert.deepEqual(required.filter((s) => !(s in NOT_FORWARDED)), []);
+    assert.deepEqual(
+      required.filter((s) => !(s in NOT_FORWARDED)),
+      [],
+    );
   });
   test('every signal on this platform has a decision: forwarded, or not with a reason', () => {
     const all = Object.keys(constants.signals).filter((s) => !s.startsWith('SIGRT'));
@@ -107,7 +121,10 @@ describe('signal sets', () => {
   });
   test('every listed signal exists on this platform', () => {
     const known = Object.keys(constants.signals);
-    assert.deepEqual([...FORWARDED, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)), []);
+    assert.deepEqual(
+      [...FORWARDED, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)),
+      [],
+    );
   });
 });
 
@@ -133,8 +150,13 @@ function router({ terminal = false } = {}) {
 describe('createSignalRouter', () => {
   describe('before the command starts', () => {
     const rows: [signal: NodeJS.Signals, aborts: boolean][] = [
-      ['SIGTERM', true], ['SIGINT', true], ['SIGHUP', true], ['SIGQUIT', true],
-      ['SIGUSR1', false], ['SIGWINCH', false], ['SIGALRM', false],
+      ['SIGTERM', true],
+      ['SIGINT', true],
+      ['SIGHUP', true],
+      ['SIGQUIT', true],
+      ['SIGUSR1', false],
+      ['SIGWINCH', false],
+      ['SIGALRM', false],
     ];
     for (const [signal, aborts] of rows) {
       test(`${signal} ${aborts ? 'aborts the wait, with the signal as reason' : 'does not abort the wait'}`, () => {
@@ -216,17 +238,29 @@ describe('createSignalRouter', () => {
 
   test('listens to every forwarded signal once, for the whole life of the process', () => {
     const { source, signals } = router();
-    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 1));
+    assert.deepEqual(
+      FORWARDED.map((s) => source.listenerCount(s)),
+      FORWARDED.map(() => 1),
+    );
     signals.stopForwarding();
-    assert.deepEqual(FORWARDED.map((s) => source.listenerCount(s)), FORWARDED.map(() => 1));
+    assert.deepEqual(
+      FORWARDED.map((s) => source.listenerCount(s)),
+      FORWARDED.map(() => 1),
+    );
   });
 
   describe('relayed by the launcher, which knows who sent each', () => {
-    test('a kill(2) of INT, QUIT or WINCH is forwarded even with a terminal; the terminal\'s own are left alone', () => {
+    test("a kill(2) of INT, QUIT or WINCH is forwarded even with a terminal; the terminal's own are left alone", () => {
       const { signals } = router({ terminal: true });
       const target = new RecordingTarget();
       signals.forwardTo(target);
-      for (const [name, fromTerminal] of [['SIGINT', false], ['SIGINT', true], ['SIGQUIT', false], ['SIGWINCH', true], ['SIGWINCH', false]] as const) {
+      for (const [name, fromTerminal] of [
+        ['SIGINT', false],
+        ['SIGINT', true],
+        ['SIGQUIT', false],
+        ['SIGWINCH', true],
+        ['SIGWINCH', false],
+      ] as const) {
         signals.receive(signalNumber(name), fromTerminal);
       }
       assert.deepEqual(target.sent, ['SIGINT', 'SIGQUIT', 'SIGWINCH']);
@@ -239,7 +273,7 @@ describe('createSignalRouter', () => {
       signals.receive(64, false);
       assert.deepEqual(target.sent, ['signal 40', 'signal 64']);
     });
-    test('a terminal\'s Ctrl-C before the start ends the wait', () => {
+    test("a terminal's Ctrl-C before the start ends the wait", () => {
       const { signals } = router();
       signals.receive(signalNumber('SIGINT'), true);
       assert.equal(signals.beforeStart.reason, signalNumber('SIGINT'));
