@@ -23,7 +23,9 @@ export async function loadHttp(settings: HttpSettings = {}): Promise<Http> {
   if (script.cachedDataRejected === true) process.emitWarning("the HTTP client's code cache was rejected; compiling it");
   const module = { exports: {} as { createHttp?: (settings: HttpSettings) => Http } };
   const run = script.runInThisContext() as (...args: unknown[]) => void;
-  run(module.exports, builtinsOnly, module, HTTP_ASSET, '.');
+  // An absolute __filename: the bundle's banner makes a file URL of it, which must not ask for the working
+  // directory (it may have been deleted: the command still runs there).
+  run(module.exports, builtinsOnly, module, `/${HTTP_ASSET}`, '/');
   if (module.exports.createHttp === undefined) throw new Error(`the ${HTTP_ASSET} asset has no createHttp`);
   return module.exports.createHttp(settings);
 }
