@@ -565,6 +565,7 @@ int main(int argc, char **argv) {
     for (;;) {
         reap();
         if (s.wrapper_done) {
+            if (s.from_wrapper >= 0) read_from_wrapper(); /* its last lines: the exit code it said */
             if (s.wrapper_log >= 0) read_wrapper_log();
             int code = wrapper_exit_code();
             if (code >= 0 || s.command <= 0) {

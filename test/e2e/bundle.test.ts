@@ -103,7 +103,7 @@ describe('--install', () => {
   test('--install needs a value', async () => {
     const result = await install('');
     assert.equal(result.code, 125);
-    assert.match(result.stderr, /--install: needs a value/);
+    assert.match(result.stderr, /--install: needs a directory/);
   });
 
   test('the plain executable, which uses the system libc, refuses to install itself', async () => {
