@@ -109,6 +109,11 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
         get pid() {
           return current.pid;
         },
+        // The launcher says "started" in the same stream as the signals it relays: those read before it
+        // reached the wrapper before the command existed.
+        get started() {
+          return current.pid !== undefined || current.ended;
+        },
         outcome,
         kill(signal) {
           if (current.ended) return false;

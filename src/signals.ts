@@ -56,7 +56,12 @@ export const ENDS_WAIT: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHU
 /** A terminal sends these to its whole foreground process group, so the command already has them. */
 export const FROM_TERMINAL: readonly NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'SIGWINCH'];
 
-export type Phase = 'before' | 'running' | 'after';
+/**
+ * `starting`: the wrapper has asked for the command, which does not exist yet: a signal read now reached the
+ * wrapper before the command did. A stop request can no longer prevent the start, so it goes to the command
+ * as soon as it exists; anything else is as before the start.
+ */
+export type Phase = 'before' | 'starting' | 'running' | 'after';
 export type Action = 'end-wait' | 'forward' | 'ignore' | 'leave-to-terminal';
 
 const NUMBERS: Readonly<Record<string, number>> = constants.signals;
@@ -87,6 +92,8 @@ export function decide(signal: number, phase: Phase, fromTerminal: boolean): Act
   switch (phase) {
     case 'before':
       return ENDS_WAIT_NUMBERS.has(signal) ? 'end-wait' : 'ignore';
+    case 'starting':
+      return ENDS_WAIT_NUMBERS.has(signal) ? 'forward' : 'ignore';
     case 'running':
       return fromTerminal && FROM_TERMINAL_NUMBERS.has(signal) ? 'leave-to-terminal' : 'forward';
     case 'after':
@@ -101,6 +108,8 @@ export interface SignalSource {
 export interface KillTarget {
   /** Sends signal N; false when the command has already ended. */
   kill(signal: number): boolean;
+  /** False until the command exists (the launcher has not yet said it started it); absent: it exists. */
+  readonly started?: boolean;
 }
 
 export interface SignalRouter {
@@ -126,7 +135,8 @@ export function createSignalRouter(source: SignalSource, log: Logger, directFrom
 
   const handle = (signal: number, fromTerminal: boolean): void => {
     const name = signalName(signal);
-    switch (decide(signal, phase, fromTerminal)) {
+    const now = phase === 'running' && target?.started === false ? 'starting' : phase;
+    switch (decide(signal, now, fromTerminal)) {
       case 'end-wait':
         if (!controller.signal.aborted) {
           log.info(`received ${name} before the command started: not running it`);
@@ -145,7 +155,7 @@ export function createSignalRouter(source: SignalSource, log: Logger, directFrom
         return;
       case 'ignore':
         log.debug(
-          `ignored ${name} (${phase === 'before' ? 'the command has not started' : phase === 'after' ? 'the command has ended' : 'never forwarded'})`,
+          `ignored ${name} (${now === 'after' ? 'the command has ended' : now === 'running' ? 'never forwarded' : 'the command has not started'})`,
         );
         return;
     }

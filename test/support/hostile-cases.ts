@@ -375,7 +375,13 @@ async function envJob(
   pid1: boolean,
 ): Promise<{ status: Awaited<Spawned['status']>; seen: Map<string, string>; quits: number; ready: boolean }> {
   return withStandIn({}, async (sidecar) => {
-    const status = await spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', BUSYBOX, 'env']), { env, timeoutMs: 10_000 }).status;
+    const argv = [WRAPPER, ...CLASSIC, '--', BUSYBOX, 'env'];
+    // As PID 1 the variables are set past unshare, by env(1): unshare is dynamically linked and would read LD_PRELOAD itself.
+    const status = pid1
+      ? await spawnHow(pid1Argv(true, ['/usr/bin/env', ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv]), {
+          timeoutMs: 10_000,
+        }).status
+      : await spawnHow(argv, { env, timeoutMs: 10_000 }).status;
     const seen = new Map<string, string>();
     for (const line of status.stdout.split('\n')) {
       const at = line.indexOf('=');

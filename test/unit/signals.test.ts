@@ -21,22 +21,23 @@ import { signals as exitSignals } from 'signal-exit/signals';
 import { RecordingLogger } from './fakes.ts';
 
 /** What each forwarded signal does while waiting, and while the command runs without and with a terminal. */
-const EXPECTED: Readonly<Record<string, { before: Action; running: Action; onTerminal: Action }>> = {
-  SIGHUP: { before: 'end-wait', running: 'forward', onTerminal: 'forward' },
-  SIGINT: { before: 'end-wait', running: 'forward', onTerminal: 'leave-to-terminal' },
-  SIGQUIT: { before: 'end-wait', running: 'forward', onTerminal: 'leave-to-terminal' },
-  SIGTERM: { before: 'end-wait', running: 'forward', onTerminal: 'forward' },
-  SIGUSR1: { before: 'ignore', running: 'forward', onTerminal: 'forward' },
-  SIGUSR2: { before: 'ignore', running: 'forward', onTerminal: 'forward' },
-  SIGWINCH: { before: 'ignore', running: 'forward', onTerminal: 'leave-to-terminal' },
-  SIGALRM: { before: 'ignore', running: 'forward', onTerminal: 'forward' },
-  SIGPWR: { before: 'ignore', running: 'forward', onTerminal: 'forward' },
+const EXPECTED: Readonly<Record<string, { before: Action; starting: Action; running: Action; onTerminal: Action }>> = {
+  SIGHUP: { before: 'end-wait', starting: 'forward', running: 'forward', onTerminal: 'forward' },
+  SIGINT: { before: 'end-wait', starting: 'forward', running: 'forward', onTerminal: 'leave-to-terminal' },
+  SIGQUIT: { before: 'end-wait', starting: 'forward', running: 'forward', onTerminal: 'leave-to-terminal' },
+  SIGTERM: { before: 'end-wait', starting: 'forward', running: 'forward', onTerminal: 'forward' },
+  SIGUSR1: { before: 'ignore', starting: 'ignore', running: 'forward', onTerminal: 'forward' },
+  SIGUSR2: { before: 'ignore', starting: 'ignore', running: 'forward', onTerminal: 'forward' },
+  SIGWINCH: { before: 'ignore', starting: 'ignore', running: 'forward', onTerminal: 'leave-to-terminal' },
+  SIGALRM: { before: 'ignore', starting: 'ignore', running: 'forward', onTerminal: 'forward' },
+  SIGPWR: { before: 'ignore', starting: 'ignore', running: 'forward', onTerminal: 'forward' },
 };
 
 function expectedAction(signal: NodeJS.Signals, phase: Phase, terminal: boolean): Action {
   const row = EXPECTED[signal] ?? assert.fail(`no expectation for ${signal}`);
   if (phase === 'after') return 'ignore';
   if (phase === 'before') return row.before;
+  if (phase === 'starting') return row.starting;
   return terminal ? row.onTerminal : row.running;
 }
 
@@ -46,7 +47,7 @@ describe('decide', () => {
   });
 
   for (const signal of FORWARDED) {
-    for (const phase of ['before', 'running', 'after'] as const) {
+    for (const phase of ['before', 'starting', 'running', 'after'] as const) {
       for (const terminal of [false, true]) {
         const action = expectedAction(signal, phase, terminal);
         test(`${signal} ${phase}, ${terminal ? 'sent by a terminal' : 'sent by kill(2)'}: ${action}`, () => {
@@ -247,6 +248,21 @@ describe('createSignalRouter', () => {
       FORWARDED.map((s) => source.listenerCount(s)),
       FORWARDED.map(() => 1),
     );
+  });
+
+  describe('asked for, not yet started (the launcher has not said "started")', () => {
+    test('a signal read before the command exists reached the wrapper before it: USR1 ignored, TERM forwarded once it runs', () => {
+      const { signals } = router();
+      const sent: string[] = [];
+      const target = { started: false, kill: (signal: number) => sent.push(signalName(signal)) > 0 };
+      signals.forwardTo(target);
+      signals.receive(signalNumber('SIGUSR1'), false);
+      signals.receive(signalNumber('SIGTERM'), false);
+      target.started = true;
+      signals.receive(signalNumber('SIGUSR1'), false);
+      assert.deepEqual(sent, ['SIGTERM', 'SIGUSR1']);
+      assert.equal(signals.beforeStart.aborted, false, 'the wait is over: the command is being started');
+    });
   });
 
   describe('relayed by the launcher, which knows who sent each', () => {
