@@ -138,8 +138,23 @@ function httpCodeCache(t: Target, httpJs: string, work: string): string {
   return cache;
 }
 
+/**
+ * Node's flags in the executable. In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open
+ * the inspector. A USR1 for the job reaches the launcher (src/launcher.c), which relays it to this process over a
+ * pipe. One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
+ * pod's pids limit.
+ */
+export const SEA_EXEC_ARGV: readonly string[] = ['--disable-sigusr1', '--v8-pool-size=1'];
+
 /** The single executable for one architecture, from the pinned Node of that architecture, stripped first. */
-export async function buildExecutable(t: Target, scripts: Scripts, output: string, work: string): Promise<void> {
+export async function buildExecutable(
+  t: Target,
+  scripts: Scripts,
+  output: string,
+  work: string,
+  /** More of Node's flags, for a profiling variant (scripts/bench/profile.ts); none in what ships. */
+  extraExecArgv: readonly string[] = [],
+): Promise<void> {
   const node = join(work, `node-${t.arch}`);
   copyFileSync(await nodeBinary(t.arch), node);
   // Strip before the blob goes in: stripping afterwards would cut it out.
@@ -157,11 +172,7 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
       disableExperimentalSEAWarning: true,
       useCodeCache: t.native,
       useSnapshot: false,
-      // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
-      // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
-      // One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
-      // pod's pids limit.
-      execArgv: ['--disable-sigusr1', '--v8-pool-size=1'],
+      execArgv: [...SEA_EXEC_ARGV, ...extraExecArgv],
       // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
       execArgvExtension: 'none',
     }),
