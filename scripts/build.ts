@@ -70,6 +70,24 @@ const httpApart: esbuild.Plugin = {
   },
 };
 
+/**
+ * undici's HTTP/2 client requires node:http2 when it loads, and falls back to an empty stand-in when that
+ * throws. The wrapper speaks HTTP/1.1 to the sidecar only (no allowH2, no TLS): loading node:http2 would load
+ * tls and crypto with it, OpenSSL's pages and allocations among them (docs/PERFORMANCE.md measures it).
+ */
+const noHttp2: esbuild.Plugin = {
+  name: 'no-http2',
+  setup(build) {
+    build.onResolve({ filter: /^node:http2$/ }, (args) =>
+      args.importer.endsWith('client-h2.js') ? { path: 'http2', namespace: 'no-http2' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'no-http2' }, () => ({
+      contents: 'throw new Error("node:http2 is left out of the HTTP client (scripts/build.ts)");',
+      loader: 'js',
+    }));
+  },
+};
+
 export interface Scripts {
   /** The single executable's main script. */
   readonly main: string;
@@ -83,7 +101,10 @@ export interface Scripts {
 export async function bundleJs(dir: string): Promise<Scripts> {
   const main = join(dir, 'istio-job-run.cjs');
   const http = join(dir, HTTP_ASSET);
-  const inputs = [...(await esbuildCommonJs('src/index.ts', main, [httpApart])), ...(await esbuildCommonJs('src/http.ts', http, []))];
+  const inputs = [
+    ...(await esbuildCommonJs('src/index.ts', main, [httpApart])),
+    ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
+  ];
   return { main, http, inputs: [...new Set(inputs)].sort() };
 }
 

@@ -53,8 +53,8 @@ export const MEMORY_SAMPLE_INTERVAL_MS = 50;
  */
 export const LIMIT = {
   limitsMiB: [48, 40, 32, 28, 24, 20, 16] as const,
-  runsPerStep: 3,
-  normalSpeedFactor: 1.5,
+  runsPerStep: 5,
+  normalSpeedFactor: 2,
   /** The cold case's one limit. */
   coldProbeMiB: 64,
 } as const;
