@@ -14,6 +14,7 @@ import { figuresOf, type Figures, type Raw } from './bench/figures.ts';
 import { describeMachine, loadAverage, type Machine } from './bench/machine.ts';
 import { renderMarkdown } from './bench/markdown.ts';
 import { measureLatencies } from './bench/latency.ts';
+import { measureLimit } from './bench/limit.ts';
 import { measureMemory } from './bench/memory.ts';
 import { killEverything } from './bench/process.ts';
 import { measureSize } from './bench/size.ts';
@@ -27,6 +28,7 @@ import {
   DEFAULT_OUT,
   DEFAULT_RUNS,
   GZIP_LEVEL,
+  LIMIT,
   MEMORY_SAMPLE_INTERVAL_MS,
   MEMORY_SAMPLES,
   MIN_SLOW_RUNS,
@@ -83,9 +85,9 @@ const say = (text: string): void => void process.stderr.write(`bench [${((perfor
 /** Every part, one after the other: nothing else runs while one is timed. */
 async function measure(config: Config, build: Build): Promise<Raw> {
   const { runs } = config;
-  const wrapper = build.executable;
+  const wrapper = build.launcher;
   say(`start-up: ${runs.startup} rounds of 4 variants (after ${STARTUP_WARMUP_ROUNDS} warm-up rounds)`);
-  const startup = measureStartup(wrapper, runs.startup);
+  const startup = measureStartup(build.timer, wrapper, runs.startup);
   say(`readiness and quit: ${runs.latency} rounds of 4 runs`);
   const latency = await measureLatencies(wrapper, runs.latency, (done) => {
     if (done % 10 === 0 || done === runs.latency) say(`  ${done}/${runs.latency} rounds`);
@@ -94,9 +96,11 @@ async function measure(config: Config, build: Build): Promise<Raw> {
   const stdout = await measureStdout(wrapper, runs.stdout, config.stdoutBytes);
   say(`memory: ${runs.memory} rounds of 2 modes`);
   const memory = await measureMemory(wrapper, runs.memory);
+  say(`memory limit: classic mode in a memory cgroup, ${LIMIT.limitsMiB.join(', ')} MiB until one is slow`);
+  const limit = await measureLimit(build, say);
   say(`size: gzip -${config.gzipLevel} of the executable and the bundle`);
   const size = await measureSize(build, config.gzipLevel);
-  return { startup, latency, stdout, memory, size };
+  return { startup, latency, stdout, memory, limit, size };
 }
 
 /** The chart's panels: start-up, readiness detection, quit, all on one ms axis. */
@@ -154,6 +158,7 @@ function write(config: Config, machine: Machine, raw: Raw, durationSeconds: numb
     pilotAgentWait: PILOT_AGENT_WAIT,
     memorySamples: MEMORY_SAMPLES,
     memorySampleIntervalMs: MEMORY_SAMPLE_INTERVAL_MS,
+    limit: LIMIT,
     targets: TARGETS,
   };
   const json = {

@@ -70,6 +70,24 @@ const httpApart: esbuild.Plugin = {
   },
 };
 
+/**
+ * undici's HTTP/2 client requires node:http2 when it loads, and falls back to an empty stand-in when that
+ * throws. The wrapper speaks HTTP/1.1 to the sidecar only (no allowH2, no TLS): loading node:http2 would load
+ * tls and crypto with it, OpenSSL's pages and allocations among them (docs/PERFORMANCE.md measures it).
+ */
+const noHttp2: esbuild.Plugin = {
+  name: 'no-http2',
+  setup(build) {
+    build.onResolve({ filter: /^node:http2$/ }, (args) =>
+      args.importer.endsWith('client-h2.js') ? { path: 'http2', namespace: 'no-http2' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'no-http2' }, () => ({
+      contents: 'throw new Error("node:http2 is left out of the HTTP client (scripts/build.ts)");',
+      loader: 'js',
+    }));
+  },
+};
+
 export interface Scripts {
   /** The single executable's main script. */
   readonly main: string;
@@ -83,7 +101,10 @@ export interface Scripts {
 export async function bundleJs(dir: string): Promise<Scripts> {
   const main = join(dir, 'istio-job-run.cjs');
   const http = join(dir, HTTP_ASSET);
-  const inputs = [...(await esbuildCommonJs('src/index.ts', main, [httpApart])), ...(await esbuildCommonJs('src/http.ts', http, []))];
+  const inputs = [
+    ...(await esbuildCommonJs('src/index.ts', main, [httpApart])),
+    ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
+  ];
   return { main, http, inputs: [...new Set(inputs)].sort() };
 }
 
@@ -138,8 +159,23 @@ function httpCodeCache(t: Target, httpJs: string, work: string): string {
   return cache;
 }
 
+/**
+ * Node's flags in the executable. In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open
+ * the inspector. A USR1 for the job reaches the launcher (src/launcher.c), which relays it to this process over a
+ * pipe. One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
+ * pod's pids limit.
+ */
+export const SEA_EXEC_ARGV: readonly string[] = ['--disable-sigusr1', '--v8-pool-size=1'];
+
 /** The single executable for one architecture, from the pinned Node of that architecture, stripped first. */
-export async function buildExecutable(t: Target, scripts: Scripts, output: string, work: string): Promise<void> {
+export async function buildExecutable(
+  t: Target,
+  scripts: Scripts,
+  output: string,
+  work: string,
+  /** More of Node's flags, for a profiling variant (scripts/bench/profile.ts); none in what ships. */
+  extraExecArgv: readonly string[] = [],
+): Promise<void> {
   const node = join(work, `node-${t.arch}`);
   copyFileSync(await nodeBinary(t.arch), node);
   // Strip before the blob goes in: stripping afterwards would cut it out.
@@ -157,11 +193,7 @@ export async function buildExecutable(t: Target, scripts: Scripts, output: strin
       disableExperimentalSEAWarning: true,
       useCodeCache: t.native,
       useSnapshot: false,
-      // In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open the inspector. A USR1 for
-      // the job reaches the launcher (src/launcher.c), which relays it to this process over a pipe.
-      // One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
-      // pod's pids limit.
-      execArgv: ['--disable-sigusr1', '--v8-pool-size=1'],
+      execArgv: [...SEA_EXEC_ARGV, ...extraExecArgv],
       // NODE_OPTIONS belongs to the job: it must not run code inside the wrapper.
       execArgvExtension: 'none',
     }),

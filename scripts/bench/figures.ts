@@ -1,6 +1,7 @@
 // From the raw samples to the figures the report shows: summaries and ratios, nothing formatted yet.
 
 import type { LatencyRun, Scenario } from './latency.ts';
+import type { ColdProbe, LimitResult, LimitStep } from './limit.ts';
 import type { MemoryMode, MemoryRun } from './memory.ts';
 import type { SizeResult } from './size.ts';
 import type { StartupResult, StartupVariant } from './startup.ts';
@@ -14,11 +15,21 @@ export interface Figures {
     /** The same, net of the bench's own spawn cost (the `true` median) on both sides. */
     readonly netRatio: number;
     readonly pairedRatio: Summary;
+    /** CPU (user + sys of the whole process tree) per variant, and the wrapper / node -e 0 ratio of medians. */
+    readonly cpu: Record<StartupVariant['id'], Summary>;
+    readonly cpuRatio: number;
+    readonly pairedCpuRatio: Summary;
   };
   readonly detection: { readonly wrapper: Summary; readonly pilotAgent: Summary };
   readonly quit: { readonly answered: Summary; readonly after503x2: Summary };
   readonly stdout: Record<StdoutVariant, Summary> & { readonly ratio: number };
   readonly memory: Record<MemoryMode, { readonly vmHwmMiB: Summary; readonly rssAnonMiB: Summary }>;
+  readonly limit: {
+    readonly cgroup: string;
+    readonly smallestMiB: number | undefined;
+    readonly steps: readonly LimitStep[];
+    readonly cold: readonly ColdProbe[];
+  };
   readonly size: {
     readonly executableMiB: number;
     readonly executableGzipMiB: number;
@@ -45,6 +56,7 @@ export interface Raw {
   readonly latency: readonly LatencyRun[];
   readonly stdout: readonly StdoutRun[];
   readonly memory: readonly MemoryRun[];
+  readonly limit: LimitResult;
   readonly size: SizeResult;
 }
 
@@ -61,6 +73,13 @@ export function figuresOf(raw: Raw): Figures {
     direct: summarize(raw.stdout.filter((r) => r.variant === 'direct').map((r) => r.mibPerSecond)),
     wrapper: summarize(raw.stdout.filter((r) => r.variant === 'wrapper').map((r) => r.mibPerSecond)),
   };
+  const cpu = raw.startup.cpuSamples;
+  const cpuOf = {
+    wrapper: summarize(cpu.wrapper),
+    node: summarize(cpu.node),
+    tini: summarize(cpu.tini),
+    true: summarize(cpu.true),
+  };
   const mib = (bytes: number): number => bytes / MIB;
   return {
     startup: {
@@ -68,6 +87,9 @@ export function figuresOf(raw: Raw): Figures {
       ratio: round3(startup.wrapper.median / startup.node.median),
       netRatio: round3((startup.wrapper.median - startup.true.median) / (startup.node.median - startup.true.median)),
       pairedRatio: summarize(raw.startup.pairedRatios),
+      cpu: cpuOf,
+      cpuRatio: round3(cpuOf.wrapper.median / cpuOf.node.median),
+      pairedCpuRatio: summarize(raw.startup.pairedCpuRatios),
     },
     detection: {
       wrapper: summarize(pick(raw.latency, ['quit-200', 'quit-503x2'], 'detectionMs')),
@@ -79,6 +101,7 @@ export function figuresOf(raw: Raw): Figures {
     },
     stdout: { ...stdout, ratio: round3(stdout.wrapper.median / stdout.direct.median) },
     memory: { none: memoryOf(raw.memory, 'none'), classic: memoryOf(raw.memory, 'classic') },
+    limit: { cgroup: raw.limit.cgroup, smallestMiB: raw.limit.smallestMiB, steps: raw.limit.steps, cold: raw.limit.cold },
     size: {
       executableMiB: mib(raw.size.executable.bytes),
       executableGzipMiB: mib(raw.size.executable.gzipBytes),

@@ -10,6 +10,7 @@ import {
   READY_DELAY_SPAN_MS,
   MEMORY_SAMPLES,
   MEMORY_SAMPLE_INTERVAL_MS,
+  LIMIT,
   STARTUP_WARMUP_ROUNDS,
   GIB,
   MIB,
@@ -70,12 +71,14 @@ function valueRow(part: string, what: string, value: string, key?: RowKey): Row 
 
 /** Every row of the results table, part by part. */
 function rows(ctx: Context): Row[] {
-  const { startup, detection, quit, stdout, memory, size } = ctx.figures;
+  const { startup, detection, quit, stdout, memory, limit, size } = ctx.figures;
   const s = 'start-up: spawn → reaped';
   const d = 'proxy ready → command start';
   const q = 'command exit → wrapper exit';
   const o = `stdout: ${bytes(ctx.stdoutBytes)} into a pipe`;
-  const m = 'wrapper memory while the command runs';
+  const c = 'start-up CPU: user + sys of the whole process tree';
+  const m = 'wrapper memory while the command runs (launcher + Node)';
+  const l = 'smallest memory limit at normal speed (classic, -- true)';
   const z = 'size';
   return [
     latencyRow(s, 'istio-job-run --sidecar none -- true', startup.wrapper, ms),
@@ -91,6 +94,18 @@ function rows(ctx: Context): Row[] {
       worst: times(startup.pairedRatio.max),
       key: 'startup-ratio',
     },
+    latencyRow(c, 'istio-job-run --sidecar none -- true', startup.cpu.wrapper, ms),
+    latencyRow(c, 'node -e 0 (the embedded Node)', startup.cpu.node, ms),
+    latencyRow(c, 'tini -- true', startup.cpu.tini, ms),
+    {
+      part: c,
+      what: 'istio-job-run / node -e 0: ratio of medians (per-round ratios: p90, worst)',
+      n: String(startup.pairedCpuRatio.n),
+      median: times(startup.cpuRatio),
+      p90: times(startup.pairedCpuRatio.p90),
+      worst: times(startup.pairedCpuRatio.max),
+      key: 'startup-cpu-ratio',
+    },
     latencyRow(d, 'istio-job-run (its default poll interval)', detection.wrapper, ms, 'detection-wrapper'),
     latencyRow(d, `pilot-agent wait schedule (${PILOT_AGENT_WAIT.periodMs} ms period), then the command`, detection.pilotAgent, ms),
     latencyRow(q, 'quit answered 200 at once', quit.answered, ms, 'quit-answered'),
@@ -101,7 +116,22 @@ function rows(ctx: Context): Row[] {
     latencyRow(m, '--sidecar none: peak RSS (VmHWM), per run', memory.none.vmHwmMiB, mib, 'memory-none'),
     latencyRow(m, '--sidecar none: RssAnon, every sample', memory.none.rssAnonMiB, mib),
     latencyRow(m, 'classic, proxy ready: peak RSS (VmHWM), per run', memory.classic.vmHwmMiB, mib, 'memory-classic'),
-    latencyRow(m, 'classic, proxy ready: RssAnon, every sample', memory.classic.rssAnonMiB, mib),
+    latencyRow(m, 'classic, proxy ready: RssAnon, every sample', memory.classic.rssAnonMiB, mib, 'memory-classic-anon'),
+    ...limit.steps.map((step) =>
+      valueRow(
+        l,
+        `${step.limitMiB === undefined ? 'no limit' : `${step.limitMiB} MiB`}: ${step.wallMs.map((v) => (Number.isNaN(v) ? 'killed' : ms(v))).join(', ')}; exit ${step.codes.join(', ')}`,
+        step.normal ? 'normal' : 'not normal',
+      ),
+    ),
+    valueRow(l, `smallest normal (${limit.cgroup})`, limit.smallestMiB === undefined ? 'none' : `${limit.smallestMiB} MiB`, 'memory-limit'),
+    ...limit.cold.map((probe) =>
+      valueRow(
+        `${l}, cold: page cache dropped first`,
+        `${probe.label}, ${probe.limitMiB === undefined ? 'no limit' : `${probe.limitMiB} MiB`}; exit ${probe.code}`,
+        Number.isNaN(probe.wallMs) ? 'killed' : ms(probe.wallMs),
+      ),
+    ),
     valueRow(z, 'dist/istio-job-run', mib(size.executableMiB)),
     valueRow(z, `dist/istio-job-run, gzip -${ctx.gzipLevel}`, mib(size.executableGzipMiB), 'size-executable'),
     valueRow(z, `dist/bundle/ (${ctx.bundleFiles} files)`, mib(size.bundleMiB)),
@@ -172,7 +202,16 @@ function method(ctx: Context): string {
       'throughput runs from the first byte to the last, so start-up is not in it.',
     `- **Memory**: \`/proc/PID/status\` of the wrapper, ${MEMORY_SAMPLES} samples ${MEMORY_SAMPLE_INTERVAL_MS} ms apart while the command waits ` +
       'for a line on stdin; `sync` ran first, so dirty page-cache pages of a freshly written executable do not inflate RSS. VmHWM is the ' +
-      "peak of the wrapper's whole life; the target is judged on the largest.",
+      "peak of the wrapper's whole life; the target is judged on the largest. The wrapper is the launcher and Node (its child, in a " +
+      'process group of its own): each figure is the sum of the two; the command is not counted.',
+    "- **Start-up CPU**: user + sys from `wait4` of the bench's timer (`scripts/bench/rusage.c`): the whole process tree, " +
+      'the launcher, Node behind it and the command (each waited for by its parent), against `node -e 0` alone.',
+    `- **Memory limit**: the wrapper in classic mode (a stand-in proxy ready at once, \`-- true\`) in a memory cgroup of its own, ` +
+      `limits from ${LIMIT.limitsMiB[0]} MiB down until one is not normal, ${LIMIT.runsPerStep} runs each, the executable's pages already in the page ` +
+      `cache and charged to the bench (a node that ran the image before; the runtime suite's podman figures are of that case). Normal: every run exits 0 and the median is within ` +
+      `${LIMIT.normalSpeedFactor}x of the median without a limit. Swap is off in the cgroup, as in Kubernetes. ` +
+      `The cold rows drop the files from the page cache first (posix_fadvise), so the cgroup is charged for every page of the executable ` +
+      `read: there \`node -e 0\` alone is slow at ${LIMIT.coldProbeMiB} MiB.`,
     `- **Size**: bytes on disk, and \`gzip -${ctx.gzipLevel}\` of the executable and of a tarball of \`dist/bundle/\` (as the release ships it).`,
   ].join('\n');
 }
@@ -227,6 +266,11 @@ export function renderMarkdown(ctx: Context): string {
     notes(ctx),
     '',
     '![Latency distributions: start-up, readiness detection, quit](benchmarks.svg)',
+    '',
+    '## Where the time and memory go',
+    '',
+    "Measured with the pinned Node's own profilers on a profiling build of the same bundle (`node scripts/bench/profile.ts`), " +
+      'lever by lever, before and after: [PERFORMANCE.md](PERFORMANCE.md) (written by hand; this file is generated).',
     '',
   ].join('\n');
 }

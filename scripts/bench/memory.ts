@@ -1,5 +1,7 @@
 // memory: the wrapper's peak RSS (VmHWM) and anonymous memory (RssAnon) from /proc/PID/status while its
-// command waits, in --sidecar none mode and in classic mode (proxy ready, undici loaded).
+// command waits, in --sidecar none mode and in classic mode (proxy ready, undici loaded). The wrapper is two
+// processes: the bundle's launcher and Node, its child in a process group of its own (the command is the
+// launcher's other child, in the launcher's group, and is not counted); each figure is the sum of the two.
 
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -24,7 +26,7 @@ export interface MemoryRun {
 }
 
 /** The memory lines of /proc/PID/status, in MiB. */
-function sample(pid: number): MemorySample {
+function processSample(pid: number): MemorySample {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string): number => {
     const value = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
@@ -32,6 +34,29 @@ function sample(pid: number): MemorySample {
     return round2(Number(value) / 1024);
   };
   return { vmHwmMiB: kib('VmHWM'), vmRssMiB: kib('VmRSS'), rssAnonMiB: kib('RssAnon'), rssFileMiB: kib('RssFile') };
+}
+
+/** The launcher's child that leads a process group of its own: Node. */
+function nodeOf(launcher: number): number {
+  const children = readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim().split(' ').map(Number);
+  // /proc/PID/stat: "PID (COMM) STATE PPID PGRP ...", COMM may hold spaces: count from its closing parenthesis.
+  const leader = children.find((pid) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pid;
+  });
+  if (leader === undefined) throw new Error(`the launcher (pid ${launcher}) has no child in a process group of its own`);
+  return leader;
+}
+
+/** The launcher and Node together. */
+function sample(launcher: number, node: number): MemorySample {
+  const [a, b] = [processSample(launcher), processSample(node)];
+  return {
+    vmHwmMiB: round2(a.vmHwmMiB + b.vmHwmMiB),
+    vmRssMiB: round2(a.vmRssMiB + b.vmRssMiB),
+    rssAnonMiB: round2(a.rssAnonMiB + b.rssAnonMiB),
+    rssFileMiB: round2(a.rssFileMiB + b.rssFileMiB),
+  };
 }
 
 /** The wrapper's arguments for a mode; classic points at a stand-in that is ready at once. */
@@ -48,10 +73,11 @@ async function memoryRun(wrapper: string, mode: MemoryMode): Promise<MemoryRun> 
     const stdout = job.child.stdout;
     if (stdout === null) throw new Error('the job has no stdout pipe');
     await beforeEnd(once(stdout, 'data'), job, `memory (${mode}): the job starting`);
+    const node = nodeOf(job.pid);
     const samples: MemorySample[] = [];
     for (let i = 0; i < MEMORY_SAMPLES; i++) {
       if (i > 0) await sleep(MEMORY_SAMPLE_INTERVAL_MS);
-      samples.push(sample(job.pid));
+      samples.push(sample(job.pid, node));
     }
     job.child.stdin?.end('\n');
     await succeeded(job, `memory (${mode})`);

@@ -107,18 +107,6 @@ export async function withDeadline<T>(promise: Promise<T>, ms: number, what: str
   }
 }
 
-/** Runs a process to its end, blocking, and returns the wall time in ms (spawn to reaped). */
-export function timedSync(file: string, args: readonly string[], timeoutMs: number): number {
-  const env = cleanEnv();
-  const started = performance.now();
-  const result = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env, timeout: timeoutMs, killSignal: 'SIGKILL' });
-  const elapsed = performance.now() - started;
-  if (result.error !== undefined) throw new Error(`${describe(file, args)}: ${result.error.message}`);
-  if (result.status !== 0)
-    throw new Error(`${describe(file, args)}: exit ${result.status ?? result.signal}; stderr: ${String(result.stderr).trim()}`);
-  return elapsed;
-}
-
 /** Output of a short tool (git, sync), or undefined when it fails. */
 export function toolOutput(file: string, args: readonly string[], timeoutMs: number): string | undefined {
   const result = spawnSync(file, args, {

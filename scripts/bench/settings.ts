@@ -13,6 +13,8 @@ export const DIST_BUNDLE = join(root, 'dist', 'bundle');
 export const SNAPSHOT_TRIES = 5;
 export const SNAPSHOT_RETRY_MS = 2_000;
 export const PINNED_NODE = join(root, 'node_modules', '.bin', 'node');
+/** The file PINNED_NODE links to (the page cache holds files, not links). */
+export const PINNED_NODE_BINARY = join(root, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');
 export const DEFAULT_OUT = join(root, 'docs');
 
 /** How many times each part runs: the default run (a few minutes on 2 cores) and the --quick smoke (< 30 s). */
@@ -45,6 +47,18 @@ export const QUICK_STDOUT_BYTES = 64 * MIB;
 export const MEMORY_SAMPLES = 5;
 export const MEMORY_SAMPLE_INTERVAL_MS = 50;
 
+/**
+ * The smallest memory limit: these limits, largest first, LIMIT.runsPerStep classic-mode runs each; "normal
+ * speed" is a median wall time within normalSpeedFactor of the runs without a limit (all exit 0).
+ */
+export const LIMIT = {
+  limitsMiB: [48, 40, 32, 28, 24, 20, 16] as const,
+  runsPerStep: 5,
+  normalSpeedFactor: 2,
+  /** The cold case's one limit. */
+  coldProbeMiB: 64,
+} as const;
+
 /** size: gzip level of the verdict; the smoke uses a fast one (not judged). */
 export const GZIP_LEVEL = 9;
 export const QUICK_GZIP_LEVEL = 1;
@@ -55,18 +69,22 @@ export const TIMEOUT_MS = {
   lifecycle: 20_000,
   stdout: 180_000,
   memory: 20_000,
+  limitRun: 20_000,
   gzip: 180_000,
   tool: 30_000,
 } as const;
 
-/** Issue 5's targets, on this 2-core machine. */
+/** Issue 5's targets and issue 13's (CPU ratio, anonymous RSS, the memory limit), on this 2-core machine. */
 export const TARGETS = {
   startupRatio: 1.25,
   readyMedianMs: 60,
   readyWorstMs: 150,
   quitMedianMs: 30,
   stdoutRatio: 0.95,
+  startupCpuRatio: 1.3,
   peakRssMiB: 60,
+  rssAnonClassicMiB: 16,
+  memoryLimitMiB: 24,
   gzipMiB: 45,
 } as const;
 

@@ -1,36 +1,48 @@
 // A private copy of dist/ for one run: others may rebuild dist/ meanwhile (npm test builds it), and one
 // run must measure one build. The copy is checked whole, synced to disk, and removed when the run ends.
 
-import { copyFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIST_BUNDLE, DIST_WRAPPER, SNAPSHOT_RETRY_MS, SNAPSHOT_TRIES, TIMEOUT_MS } from './settings.ts';
 import { sleep, toolOutput } from './process.ts';
+import { buildTimer } from './rusage.ts';
 import { sha256 } from './size.ts';
 
 export interface Build {
   readonly dir: string;
+  /** What users run: the bundle's launcher (dist/istio-job-run links to it), Node behind it as its child. */
+  readonly launcher: string;
+  /** The single executable inside the bundle (its size is the size target's). */
   readonly executable: string;
+  /** The bench's timer (rusage.c), built for this run. */
+  readonly timer: string;
   readonly bundleDir: string;
   readonly sha256: string;
 }
 
-/** The bundle's own copy of the executable: equal to dist/istio-job-run when both come from one build. */
+/** The bundle's executable and launcher, in dist/ or in the copy. */
 const bundled = (bundleDir: string): string => join(bundleDir, 'istio-job-run.lib', 'istio-job-run');
+const launcherOf = (bundleDir: string): string => join(bundleDir, 'istio-job-run');
 
 /** One try: copy, then check that the copies and dist/ are one and the same build. */
 async function copyOnce(): Promise<Build | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-bench-'));
-  const build = { dir, executable: join(dir, 'istio-job-run'), bundleDir: join(dir, 'bundle') };
+  const bundleDir = join(dir, 'bundle');
   try {
-    copyFileSync(DIST_WRAPPER, build.executable);
-    cpSync(DIST_BUNDLE, build.bundleDir, { recursive: true });
-    const [copy, inBundle, original] = await Promise.all([
-      sha256(build.executable),
-      sha256(bundled(build.bundleDir)),
-      sha256(DIST_WRAPPER),
+    // dist/istio-job-run is a link to the bundle's launcher: copying the bundle copies what it names.
+    if (realpathSync(DIST_WRAPPER) !== realpathSync(launcherOf(DIST_BUNDLE))) throw new Error('dist/istio-job-run names something else');
+    cpSync(DIST_BUNDLE, bundleDir, { recursive: true });
+    const [copy, original, copiedLauncher, launcher] = await Promise.all([
+      sha256(bundled(bundleDir)),
+      sha256(bundled(DIST_BUNDLE)),
+      sha256(launcherOf(bundleDir)),
+      sha256(launcherOf(DIST_BUNDLE)),
     ]);
-    if (copy === inBundle && copy === original) return { ...build, sha256: copy };
+    if (copy === original && copiedLauncher === launcher) {
+      const build = { dir, bundleDir, launcher: launcherOf(bundleDir), executable: bundled(bundleDir), timer: buildTimer(dir) };
+      return { ...build, sha256: copy };
+    }
   } catch {
     // dist/ was being rewritten: try again.
   }
@@ -58,7 +70,7 @@ export function discard(build: Build | undefined): void {
 /** Whether dist/ still holds the build that was measured. */
 export async function stillInDist(build: Build): Promise<boolean> {
   try {
-    return (await sha256(DIST_WRAPPER)) === build.sha256;
+    return (await sha256(bundled(DIST_BUNDLE))) === build.sha256;
   } catch {
     return false;
   }

@@ -20,11 +20,14 @@ export interface Verdict {
 
 export type RowKey =
   | 'startup-ratio'
+  | 'startup-cpu-ratio'
   | 'detection-wrapper'
   | 'quit-answered'
   | 'stdout-ratio'
   | 'memory-none'
   | 'memory-classic'
+  | 'memory-classic-anon'
+  | 'memory-limit'
   | 'size-executable';
 
 type Format = (value: number) => string;
@@ -52,9 +55,17 @@ function judge(
 
 /** Every target, in the order of the issue. */
 export function verdicts(figures: Figures, gzipLevel: number): Verdict[] {
-  const { startup, detection, quit, stdout, memory, size } = figures;
+  const { startup, detection, quit, stdout, memory, limit, size } = figures;
   return [
     judge('startup-ratio', 'start-up', `<= ${TARGETS.startupRatio}x node -e 0`, startup.ratio, TARGETS.startupRatio, times),
+    judge(
+      'startup-cpu-ratio',
+      'start-up CPU',
+      `<= ${TARGETS.startupCpuRatio}x node -e 0`,
+      startup.cpuRatio,
+      TARGETS.startupCpuRatio,
+      times,
+    ),
     judge(
       'detection-wrapper',
       'readiness detection',
@@ -82,6 +93,24 @@ export function verdicts(figures: Figures, gzipLevel: number): Verdict[] {
       mib,
     ),
     judge('memory-classic', 'peak RSS, classic', `peak <= ${TARGETS.peakRssMiB} MiB`, memory.classic.vmHwmMiB.max, TARGETS.peakRssMiB, mib),
+    judge(
+      'memory-classic-anon',
+      'anonymous RSS, classic',
+      `median <= ${TARGETS.rssAnonClassicMiB} MiB`,
+      memory.classic.rssAnonMiB.median,
+      TARGETS.rssAnonClassicMiB,
+      mib,
+    ),
+    judge(
+      'memory-limit',
+      'smallest memory limit at normal speed',
+      `<= ${TARGETS.memoryLimitMiB} MiB`,
+      limit.smallestMiB ?? Number.POSITIVE_INFINITY,
+      TARGETS.memoryLimitMiB,
+      mib,
+      false,
+      limit.smallestMiB !== undefined || limit.steps.length > 0,
+    ),
     judge(
       'size-executable',
       'executable size',
