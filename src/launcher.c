@@ -19,7 +19,8 @@
  *      it, and says its exit code. Its log lines are written on to stderr, and dropped rather than block.
  *   4. Run the command when asked: its original argv and environment byte for byte, this program's own
  *      cwd, stdio, signal mask and limits. Report how it ended (a real-time signal too) to the wrapper.
- *   5. Reap every child (orphans included), and exit with the wrapper's code.
+ *   5. Reap every child (orphans included), and exit with the code the wrapper said (it is stopped then:
+ *      its own teardown would only cost time).
  *
  * The protocol is text lines. To the wrapper:   sig N k|u PID | started PID | failed ERRNO | exited CODE | signaled N
  *                              From the wrapper: hello (its handlers exist) | run COUNT (the last COUNT arguments
@@ -66,8 +67,7 @@ static const char *const HELD_FROM_WRAPPER[] = {
 /* A wrapper that has not said hello by then is stuck (a thread it cannot create, say): it is stopped. */
 #define START_TIMEOUT_MS 30000
 
-/* How long the wrapper may take to exit after it said its code, and to pass on its last log lines. */
-#define EXIT_GRACE_MS 200
+/* How long the last log lines may take to be written on. */
 #define LOG_FLUSH_MS 100
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
@@ -83,7 +83,6 @@ static struct {
     pid_t wrapper, command;
     int wrapper_status, wrapper_done;
     int declared, has_declared, said_hello;
-    long long exit_deadline;
 
     int to_wrapper, from_wrapper, wrapper_log;
     char out[8192];
@@ -459,9 +458,11 @@ static void handle_wrapper_line(char *line) {
     } else if (strcmp(line, "hello") == 0) {
         s.said_hello = 1;
     } else if (strncmp(line, "exit ", 5) == 0) {
+        /* Its work is done and its lines are in the pipe: Node's own teardown would only cost the job time
+         * (and can stall, joining a thread stuck in DNS). */
         s.declared = (int)strtol(line + 5, &end, 10) & 0xff;
         s.has_declared = 1;
-        s.exit_deadline = now_ms() + EXIT_GRACE_MS;
+        kill(s.wrapper, SIGKILL);
     }
 }
 
@@ -592,21 +593,12 @@ int main(int argc, char **argv) {
         fds[n++] = (struct pollfd){.fd = s.wrapper_log, .events = POLLIN};
         fds[n++] = (struct pollfd){.fd = s.out_length > 0 ? s.to_wrapper : -1, .events = POLLOUT};
         fds[n++] = (struct pollfd){.fd = s.log_length > 0 ? 2 : -1, .events = POLLOUT};
-        int timeout = REAP_EVERY_MS;
         if (!s.said_hello && !s.has_declared && now_ms() > start_deadline) {
             say("istio-job-run: the wrapper did not start within %s%s\n", "30 s (too few pids or threads allowed, or too little memory?)", "");
             kill(s.wrapper, SIGKILL);
             s.said_hello = 1;
         }
-        if (s.has_declared) {
-            long long left = s.exit_deadline - now_ms();
-            if (left <= 0) {
-                kill(s.wrapper, SIGKILL); /* it said its code and is stuck on the way out */
-                left = REAP_EVERY_MS;
-            }
-            timeout = (int)left;
-        }
-        if (poll(fds, (nfds_t)n, timeout) < 0 && errno != EINTR) fail_errno("cannot wait:", "poll");
+        if (poll(fds, (nfds_t)n, REAP_EVERY_MS) < 0 && errno != EINTR) fail_errno("cannot wait:", "poll");
         if (fds[0].revents) read_signals(signal_fd);
         if (fds[1].revents && s.from_wrapper >= 0) read_from_wrapper();
         if (fds[2].revents && s.wrapper_log >= 0) read_wrapper_log();
