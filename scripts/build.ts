@@ -132,7 +132,8 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
     // yargs-parser's ESM build calls createRequire(import.meta.url); in the executable that is its own path.
     banner: { js: 'var __istioJobRunUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
-  return Object.keys(result.metafile.inputs);
+  // Files only: a module a plugin makes up (namespace:path, such as the missing node:http2) is in no file.
+  return Object.keys(result.metafile.inputs).filter((input) => !/^[a-z0-9-]+:/.test(input));
 }
 
 /**
