@@ -240,12 +240,9 @@ async function main(): Promise<void> {
     ...hostileSection(hostileRows),
     '## What the wrapper cannot handle',
     '',
-    '- **Orphaned grandchildren, as PID 1.** Node cannot wait for processes it did not start, so a job that forks daemons ' +
-      'which outlive their parent leaves zombies until the container ends (the `grandchild` rows above complete because the kernel ' +
-      'ends the whole PID namespace with its PID 1). Users whose jobs fork daemons: set `shareProcessNamespace: true` on the pod, ' +
-      'or run `tini -- istio-job-run -- ...`.',
-    '- **Bytes that are not UTF-8 in arguments.** Node decodes argv as UTF-8, so such bytes reach the command re-encoded ' +
-      '(U+FFFD). Users: pass binary data through files, stdin or environment variables set by the pod.',
+    '- **The wrapper itself killed while the command runs** (the out-of-memory killer, say): the launcher says so, waits for ' +
+      "the command and exits with its code, but nothing tells the sidecar to quit. Size the container's memory from " +
+      'BENCHMARKS.md.',
     '- **KILL.** A wrapper killed by KILL (the grace period ran out) cannot tell the sidecar to quit; the `ignores-term` rows ' +
       'complete because kubelet stops the sidecar with the pod. Give jobs a grace period longer than they need to stop.',
     "- **A proxy that never accepts the quit**, or a wrong `--quit-url`: reported, and the wrapper exits with the job's code; " +

@@ -508,6 +508,46 @@ const environmentBytes: HostileCase = {
   },
 };
 
+const argumentBytes: HostileCase = {
+  name: 'argument bytes',
+  about:
+    "the command's arguments set with execve(2), one not UTF-8 and one with a newline: the job (sh printing each argument) gets " +
+    'them byte for byte',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const pid1 = i % 2 === 1;
+    const args = [Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x80, 0x41]), Buffer.from('line one\nline two'), Buffer.from('')];
+    const command = [WRAPPER, '--sidecar', 'none', '--', BUSYBOX, 'sh', '-c', 'for a in "$@"; do printf "%s\\0" "$a"; done', 'sh'];
+    const rawArgv = [...pid1Argv(pid1, command).map((arg) => Buffer.from(arg)), ...args];
+    const status = await spawnHow([], { rawArgv, timeoutMs: 8_000 }).status;
+    const seen = status.stdoutBytes.toString('hex');
+    const given = Buffer.concat(args.flatMap((arg) => [arg, Buffer.from([0])])).toString('hex');
+    return {
+      sent: where(pid1),
+      ok: status.code === 0 && seen === given,
+      got: joinGot([describeStatus(status), seen === given ? 'every argument byte for byte' : `got ${seen}, not ${given}`]),
+    };
+  },
+};
+
+const orphansReaped: HostileCase = {
+  name: 'orphaned grandchildren',
+  about:
+    'the command leaves a grandchild behind (its parent exits), which ends 0.2 s later, as PID 1 and not: by 0.8 s it is reaped, ' +
+    'no zombie (the command looks it up in /proc), and the exit code is kept',
+  tries: { short: 2, long: 10 },
+  async run(i) {
+    const pid1 = i % 2 === 0;
+    const script =
+      'p=$( (sleep 0.2 >/dev/null 2>&1 & echo $!) ); sleep 0.8; ' +
+      'if [ -e /proc/$p ]; then echo "zombie $p: $(cut -d" " -f3 /proc/$p/stat)"; exit 1; fi; echo reaped; exit 5';
+    const status = await spawnHow(pid1Argv(pid1, [WRAPPER, '--sidecar', 'none', '--', BUSYBOX, 'sh', '-c', script]), { timeoutMs: 8_000 })
+      .status;
+    const said = status.stdout.trim();
+    return { sent: where(pid1), ok: status.code === 5 && said === 'reaped', got: joinGot([describeStatus(status), said]) };
+  },
+};
+
 const deletedCwd: HostileCase = {
   name: 'deleted working directory',
   about: 'started in a directory removed before exec, classic mode: the command runs (exit 9), the quit is acknowledged',
@@ -874,6 +914,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   brokenPreload,
   nodeVariables,
   environmentBytes,
+  argumentBytes,
+  orphansReaped,
   deletedCwd,
   failedReinstall,
   installWithoutDir,

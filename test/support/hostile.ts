@@ -40,6 +40,8 @@ export interface SpawnHow {
   readonly stderr?: 'pipe' | 'stalled-pipe';
   /** stdin a terminal (the child leads a session with it as its controlling terminal). */
   readonly terminal?: boolean;
+  /** The argv as raw bytes (any byte but NUL), in place of `argv`. */
+  readonly rawArgv?: readonly Buffer[];
   readonly timeoutMs?: number;
 }
 
@@ -84,9 +86,11 @@ export function spawnHow(argv: readonly string[], how: SpawnHow = {}): Spawned {
   if (how.stdout === 'closed-pipe') options.push('-o');
   if (how.stderr === 'stalled-pipe') options.push('-s');
   if (how.terminal === true) options.push('-t');
+  if (how.rawArgv !== undefined) options.push('-x');
   const timeoutMs = how.timeoutMs ?? HARD_TIMEOUT_MS;
   options.push('-k', String(timeoutMs));
-  const child = spawn(helper(), ['spawn', ...options, '--', ...argv], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const args = how.rawArgv === undefined ? argv : how.rawArgv.map((arg) => arg.toString('hex'));
+  const child = spawn(helper(), ['spawn', ...options, '--', ...args], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   let report = '';
