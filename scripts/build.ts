@@ -3,7 +3,7 @@
 // its C libraries, its loader and a static launcher, for images without any libc).
 // scripts/release.ts reuses these steps for every architecture.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -18,7 +18,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
-import { HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/load-http.ts';
+import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
+import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/sea-assets.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
@@ -89,23 +90,27 @@ const noHttp2: esbuild.Plugin = {
 };
 
 export interface Scripts {
-  /** The single executable's main script. */
+  /** The single executable's main script (src/sea-main.ts): it runs the app from its asset. */
   readonly main: string;
+  /** The wrapper itself (src/index.ts), as CommonJS: an asset of the executable. */
+  readonly app: string;
   /** src/http.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
   /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
   readonly inputs: readonly string[];
 }
 
-/** esbuild: src/ into the main script and the HTTP client's script, both CommonJS. */
+/** esbuild: src/ into the main script, the app's and the HTTP client's scripts, all CommonJS. */
 export async function bundleJs(dir: string): Promise<Scripts> {
-  const main = join(dir, 'istio-job-run.cjs');
+  const main = join(dir, 'sea-main.cjs');
+  const app = join(dir, APP_ASSET);
   const http = join(dir, HTTP_ASSET);
   const inputs = [
-    ...(await esbuildCommonJs('src/index.ts', main, [httpApart])),
+    ...(await esbuildCommonJs('src/sea-main.ts', main, [])),
+    ...(await esbuildCommonJs('src/index.ts', app, [httpApart])),
     ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
   ];
-  return { main, http, inputs: [...new Set(inputs)].sort() };
+  return { main, app, http, inputs: [...new Set(inputs)].sort() };
 }
 
 /** One CommonJS bundle; the files it read. Paths are relative to the repository, so no clone's path gets in. */
@@ -144,19 +149,28 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
 const PREDICTABLE = ['--predictable'];
 
 /**
- * V8's code cache of the HTTP client, made by running its top level once with the pinned Node (the same V8
- * as the executable's). Architecture-specific: another architecture gets an empty one, which V8 ignores.
+ * The app's start-up, run once for its code cache: a usage error (no command) parses every option, detects
+ * and logs (silenced), as `--sidecar none -- true` does up to the command, and runs nothing.
  */
-function httpCodeCache(t: Target, httpJs: string, work: string): string {
-  const cache = join(work, `${HTTP_CACHE_ASSET}-${t.arch}`);
+const APP_CACHE_RUN = ['--log-level', 'silent', '--sidecar', 'none'];
+
+/**
+ * V8's code cache of one of the executable's scripts, made by running it once with the pinned Node (the same
+ * V8 as the executable's): the HTTP client's top level, or the app's start-up (APP_CACHE_RUN, in an empty
+ * environment). Architecture-specific: another architecture gets an empty one, which V8 ignores.
+ */
+function codeCache(t: Target, js: string, cacheAsset: string, work: string, args: readonly string[], exitCode: number): string {
+  const cache = join(work, `${cacheAsset}-${t.arch}`);
   if (!t.native) {
     writeFileSync(cache, '');
     return cache;
   }
   // The pinned Node is the executable's own V8; --predictable makes the cache's bytes the same every time.
-  execFileSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), httpJs, cache], {
+  const run = spawnSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), js, cache, ...args], {
     stdio: ['ignore', 'ignore', 'inherit'],
+    env: {},
   });
+  if (run.status !== exitCode) throw new Error(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
   return cache;
 }
 
@@ -188,7 +202,12 @@ export async function buildExecutable(
     config,
     JSON.stringify({
       main: inWork(scripts.main),
-      assets: { [HTTP_ASSET]: inWork(scripts.http), [HTTP_CACHE_ASSET]: inWork(httpCodeCache(t, scripts.http, work)) },
+      assets: {
+        [APP_ASSET]: inWork(scripts.app),
+        [APP_CACHE_ASSET]: inWork(codeCache(t, scripts.app, APP_CACHE_ASSET, work, APP_CACHE_RUN, EXIT_WRAPPER_FAILED)),
+        [HTTP_ASSET]: inWork(scripts.http),
+        [HTTP_CACHE_ASSET]: inWork(codeCache(t, scripts.http, HTTP_CACHE_ASSET, work, [], 0)),
+      },
       output: inWork(output),
       executable: inWork(node),
       disableExperimentalSEAWarning: true,

@@ -1,5 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
@@ -9,5 +7,10 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => performance.now(),
-  sleep: (ms, cancel) => delay(Math.max(0, ms), undefined, cancel === undefined ? {} : { signal: cancel }).catch(() => undefined),
+  // node:timers/promises is loaded at the first wait (classic mode only), not at start.
+  sleep: (ms, cancel) =>
+    process
+      .getBuiltinModule('node:timers/promises')
+      .setTimeout(Math.max(0, ms), undefined, cancel === undefined ? {} : { signal: cancel })
+      .catch(() => undefined),
 };

@@ -3,9 +3,7 @@
 
 import { writeSync } from 'node:fs';
 import type { Child } from './child.ts';
-import { install } from './install.ts';
 import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
-import { loadHttp } from './load-http.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
@@ -66,9 +64,10 @@ main({
       // stdout closed (`--help | head -1`): nothing to do.
     }
   },
-  loadHttp,
+  // Classic mode and --install only: their modules' top levels run when first needed.
+  loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
-  install: (dir) => install(dir, self, version, log),
+  install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);
   exit(125);

@@ -6,7 +6,6 @@
 
 import { writeSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { constants } from 'node:os';
 import type { Child } from './child.ts';
 import { spawnMessage, type Outcome } from './exit-code.ts';
 import type { Logger } from './log.ts';
@@ -23,7 +22,11 @@ export interface LauncherLink {
   declareExit(code: number): void;
 }
 
-const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, number]) => [number, name]));
+/** ENOENT for 2: node:os is loaded only when a start fails. */
+function errnoName(errno: number): string {
+  const names = Object.entries(process.getBuiltinModule('node:os').constants.errno);
+  return names.find(([, number]) => number === errno)?.[0] ?? `errno ${errno}`;
+}
 
 /** The link, when this process was started by the launcher; the variable is removed from `env` either way. */
 export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLink | undefined {
@@ -67,7 +70,7 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
         log.debug(`the command runs as pid ${n}`);
         return;
       case 'failed': {
-        const errno = ERRNO_NAMES.get(n) ?? `errno ${n}`;
+        const errno = errnoName(n);
         finish({ kind: 'spawn-failed', errno, message: spawnMessage(errno) });
         return;
       }

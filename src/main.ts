@@ -9,10 +9,9 @@ import { type AnnotationsFile, type Detection, describeSidecars, detect } from '
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
 import type { Logger } from './log.ts';
-import { renderHelp } from './options-help.ts';
 import { parseInvocation } from './options-parse.ts';
 import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
-import { linkSidecars, type SidecarLink } from './sidecars.ts';
+import type { SidecarLink } from './sidecars.ts';
 import { signalName, type SignalRouter } from './signals.ts';
 
 /** Everything main touches outside itself, passed in so tests can drive it. */
@@ -27,7 +26,7 @@ export interface System {
   readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
   /** --install DIR; returns the exit code. */
-  readonly install: (dir: string) => number;
+  readonly install: (dir: string) => number | Promise<number>;
   /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
   readonly readFile?: (path: string) => string;
 }
@@ -35,6 +34,8 @@ export interface System {
 export async function main(sys: System): Promise<number> {
   const invocation = parseInvocation(sys.argv, sys.env);
   if (invocation.kind === 'help') {
+    // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
+    const { renderHelp } = await import('./options-help.ts');
     sys.writeStdout(renderHelp(sys.version));
     return 0;
   }
@@ -139,6 +140,7 @@ async function announce(sys: System, options: Options, detection: Detection): Pr
   if (detection.sidecars.length > 0) log.info(describeSidecars(detection.sidecars));
   const needsHttp = detection.sidecars.length > 0 || detection.probe !== undefined;
   if (!needsHttp) return undefined;
+  const { linkSidecars } = await import('./sidecars.ts');
   const link = linkSidecars(
     { log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
     detection.sidecars,

@@ -2,7 +2,6 @@
 // In the portable bundle the launcher (src/launcher.c) receives every signal first and relays it here;
 // this module decides. The plain executable gets them from Node directly.
 
-import { constants } from 'node:os';
 import type { Logger } from './log.ts';
 
 /** Forwarded to the command, each delivery once, in the order the wrapper receives them. */
@@ -64,24 +63,44 @@ export const FROM_TERMINAL: readonly NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'S
 export type Phase = 'before' | 'starting' | 'running' | 'after';
 export type Action = 'end-wait' | 'forward' | 'ignore' | 'leave-to-terminal';
 
-const NUMBERS: Readonly<Record<string, number>> = constants.signals;
-const NAMES = new Map(Object.entries(NUMBERS).map(([name, number]) => [number, name]));
-const numbersOf = (names: readonly string[]): ReadonlySet<number> => new Set(names.map((name) => NUMBERS[name] ?? 0));
-const FORWARDED_NUMBERS = numbersOf(FORWARDED);
-const ENDS_WAIT_NUMBERS = numbersOf(ENDS_WAIT);
-const FROM_TERMINAL_NUMBERS = numbersOf(FROM_TERMINAL);
+interface SignalTables {
+  readonly numbers: Readonly<Record<string, number>>;
+  readonly names: ReadonlyMap<number, string>;
+  readonly forwarded: ReadonlySet<number>;
+  readonly endsWait: ReadonlySet<number>;
+  readonly fromTerminal: ReadonlySet<number>;
+}
+
+let tables: SignalTables | undefined;
+
+/** Node's signal numbers (node:os, their only public source), read at the first use: start-up does not need them. */
+function signalTables(): SignalTables {
+  if (tables === undefined) {
+    const numbers: Readonly<Record<string, number>> = process.getBuiltinModule('node:os').constants.signals;
+    const numbersOf = (names: readonly string[]): ReadonlySet<number> => new Set(names.map((name) => numbers[name] ?? 0));
+    tables = {
+      numbers,
+      names: new Map(Object.entries(numbers).map(([name, number]) => [number, name])),
+      forwarded: numbersOf(FORWARDED),
+      endsWait: numbersOf(ENDS_WAIT),
+      fromTerminal: numbersOf(FROM_TERMINAL),
+    };
+  }
+  return tables;
+}
 
 /** SIGTERM, or "signal 40" for one Node has no name for. */
 export function signalName(signal: number): string {
-  return NAMES.get(signal) ?? `signal ${signal}`;
+  return signalTables().names.get(signal) ?? `signal ${signal}`;
 }
 
 /** The number of a signal Node names; 0 for none. */
 export function signalNumber(name: string): number {
-  return NUMBERS[name] ?? 0;
+  return signalTables().numbers[name] ?? 0;
 }
 
-const isForwarded = (signal: number): boolean => FORWARDED_NUMBERS.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
+const isForwarded = (signal: number): boolean =>
+  signalTables().forwarded.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
 
 /**
  * What a signal does; pure, so it is tested from a table. `fromTerminal`: the kernel's terminal driver sent
@@ -91,11 +110,11 @@ export function decide(signal: number, phase: Phase, fromTerminal: boolean): Act
   if (!isForwarded(signal)) return 'ignore';
   switch (phase) {
     case 'before':
-      return ENDS_WAIT_NUMBERS.has(signal) ? 'end-wait' : 'ignore';
+      return signalTables().endsWait.has(signal) ? 'end-wait' : 'ignore';
     case 'starting':
-      return ENDS_WAIT_NUMBERS.has(signal) ? 'forward' : 'ignore';
+      return signalTables().endsWait.has(signal) ? 'forward' : 'ignore';
     case 'running':
-      return fromTerminal && FROM_TERMINAL_NUMBERS.has(signal) ? 'leave-to-terminal' : 'forward';
+      return fromTerminal && signalTables().fromTerminal.has(signal) ? 'leave-to-terminal' : 'forward';
     case 'after':
       return 'ignore';
   }
@@ -163,7 +182,7 @@ export function createSignalRouter(source: SignalSource, log: Logger, directFrom
 
   const direct = (signal: NodeJS.Signals): void => {
     const number = signalNumber(signal);
-    handle(number, phase === 'running' && FROM_TERMINAL_NUMBERS.has(number) && directFromTerminal());
+    handle(number, phase === 'running' && signalTables().fromTerminal.has(number) && directFromTerminal());
   };
   for (const signal of FORWARDED) source.on(signal, direct);
 
