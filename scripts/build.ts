@@ -166,7 +166,8 @@ function codeCache(t: Target, js: string, cacheAsset: string, work: string, args
     return cache;
   }
   // The pinned Node is the executable's own V8; --predictable makes the cache's bytes the same every time.
-  const run = spawnSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), js, cache, ...args], {
+  const run = spawnSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), basename(js), cache, ...args], {
+    cwd: dirname(js),
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {},
   });

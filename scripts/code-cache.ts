@@ -1,4 +1,4 @@
-// node --predictable scripts/code-cache.ts JS OUT [ARG...]: V8's code cache of a script of the executable
+// node --predictable scripts/code-cache.ts NAME OUT [ARG...] (NAME: a script in the working directory): V8's code cache of a script of the executable
 // (scripts/build.ts), made when the process exits after running the script once, as a main script with
 // argv ARGs: the cache then holds every function that run compiled, not only the top level. A child of its
 // own for --predictable: it fixes V8's string hash seed, which a code cache otherwise carries at random (the
@@ -11,11 +11,14 @@ import { basename, resolve } from 'node:path';
 import { Script } from 'node:vm';
 import { type CommonJsRun, wrapCommonJs } from '../src/sea-assets.ts';
 
-const [js, out] = process.argv.slice(2, 4).map((path) => resolve(path));
-if (js === undefined || out === undefined) throw new Error('usage: code-cache.ts JS OUT [ARG...]');
-const name = basename(js);
+// JS is a bare name in the working directory: the path it was read from can end up among the cache's bytes
+// (seen: the clone's path, after a run), and a release must hold no path of the machine that built it.
+const [name, outArg] = process.argv.slice(2, 4);
+if (name === undefined || outArg === undefined || basename(name) !== name) throw new Error('usage: code-cache.ts NAME OUT [ARG...]');
+const js = name;
+const out = resolve(outArg);
 const script = new Script(wrapCommonJs(readFileSync(js, 'utf8')), { filename: `istio-job-run/${name}` });
 process.on('exit', () => writeFileSync(out, script.createCachedData()));
 process.argv = [process.argv0, `/${name}`, ...process.argv.slice(4)];
 const module = { exports: {} };
-(script.runInThisContext() as CommonJsRun)(module.exports, createRequire(js), module, `/${name}`, '/');
+(script.runInThisContext() as CommonJsRun)(module.exports, createRequire(`/${name}`), module, `/${name}`, '/');
