@@ -7,7 +7,7 @@ import { request, Agent, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { Sidecar, type QuitAnswer } from '../../test/support/sidecar.ts';
 import { PILOT_AGENT_WAIT, READY_DELAY_SPAN_MS, TIMEOUT_MS } from './settings.ts';
-import { beforeEnd, launch, sleep, succeeded, withDeadline, type Launched } from './process.ts';
+import { beforeEnd, classicArgs, launch, sleep, succeeded, withDeadline, type Launched } from './process.ts';
 import { round2, shuffled } from './stats.ts';
 
 /** The job: says it started, waits for a line on stdin, says it ends, exits 0. */
@@ -62,18 +62,7 @@ async function turnReadyAtRandom(sidecar: Sidecar, polling: Promise<void>): Prom
 /** One life of the wrapper in classic mode: wait, run the job, quit. */
 async function wrapperRun(wrapper: string, scenario: Exclude<Scenario, 'pilot-agent'>): Promise<LatencyRun> {
   const sidecar = await Sidecar.start({ readyAfter: Number.POSITIVE_INFINITY, quitScript: QUIT_SCRIPTS[scenario] });
-  const args = [
-    '--sidecar',
-    'classic',
-    '--log-level',
-    'warn',
-    '--ready-url',
-    sidecar.readyUrl,
-    '--quit-url',
-    sidecar.quitUrl,
-    '--',
-    ...JOB,
-  ];
+  const args = classicArgs(sidecar, JOB);
   const job = launch(wrapper, args, ['pipe', 'pipe'], TIMEOUT_MS.lifecycle);
   try {
     const output = watchJob(job);

@@ -9,6 +9,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Sidecar } from '../../test/support/sidecar.ts';
+import { classicArgs } from './process.ts';
 import { usage, type Usage } from './rusage.ts';
 import { LIMIT, MIB, PINNED_NODE_BINARY, TIMEOUT_MS } from './settings.ts';
 import type { Build } from './snapshot.ts';
@@ -93,18 +94,7 @@ const bundleFiles = (build: Build): string[] =>
 async function classicRun(build: Build, cgroup: MemoryCgroup | undefined, cold = false): Promise<Usage | undefined> {
   const sidecar = await Sidecar.start({ readyAfter: 0 });
   try {
-    const args = [
-      '--sidecar',
-      'classic',
-      '--log-level',
-      'warn',
-      '--ready-url',
-      sidecar.readyUrl,
-      '--quit-url',
-      sidecar.quitUrl,
-      '--',
-      'true',
-    ];
+    const args = classicArgs(sidecar, ['true']);
     const options = { ...(cold ? { evict: bundleFiles(build) } : {}), ...(cgroup === undefined ? {} : { cgroupProcs: cgroup.procs }) };
     return await usage(build.timer, build.launcher, args, options, TIMEOUT_MS.limitRun);
   } catch {

@@ -125,3 +125,17 @@ export function killEverything(): void {
 
 /** A command line as the error messages show it. */
 export const describe = (file: string, args: readonly string[]): string => [file, ...args].join(' ');
+
+/** The wrapper's arguments for one classic-mode run against a stand-in proxy: quiet but for warnings. */
+export const classicArgs = (sidecar: { readonly readyUrl: string; readonly quitUrl: string }, command: readonly string[]): string[] => [
+  '--sidecar',
+  'classic',
+  '--log-level',
+  'warn',
+  '--ready-url',
+  sidecar.readyUrl,
+  '--quit-url',
+  sidecar.quitUrl,
+  '--',
+  ...command,
+];
