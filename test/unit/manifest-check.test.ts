@@ -6,14 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { check, type Finding, RULES, type RuleId } from '../../src/manifest/rules.ts';
-import { parseSource, type Source } from '../../src/manifest/source.ts';
+import { parseSource } from '../../src/manifest/source.ts';
+import { source } from '../support/manifest.ts';
 import { root } from '../support/process.ts';
-
-export function source(text: string, name = 'test.yaml'): Source {
-  const parsed = parseSource(name, text);
-  if ('error' in parsed) throw new Error(parsed.error);
-  return parsed;
-}
 
 const indent = (text: string, by: number): string =>
   text
@@ -22,7 +17,7 @@ const indent = (text: string, by: number): string =>
     .join('\n');
 
 /** A Job with a pod spec (written at column 0, re-indented here), pod annotations and Job-level extras. */
-export function job(podSpec: string, options: { podMeta?: string; jobMeta?: string; jobSpec?: string } = {}): string {
+function job(podSpec: string, options: { podMeta?: string; jobMeta?: string; jobSpec?: string } = {}): string {
   return [
     'apiVersion: batch/v1',
     'kind: Job',
