@@ -19,8 +19,8 @@ export interface ManifestIo {
   readonly stderr: (line: string) => void;
 }
 
-export const EXIT_FOUND = 1;
-export const EXIT_USAGE = 2;
+const EXIT_FOUND = 1;
+const EXIT_USAGE = 2;
 
 type Request =
   | { readonly kind: 'check'; readonly files: readonly string[] }

@@ -14,13 +14,13 @@ import { Editor, type Value, editable, sequenceOffset } from './edits.ts';
 import { get, items, lineOf, pairOf, type Source, text } from './source.ts';
 import { jobContainers, NATIVE_ANNOTATION, prospect, quitsItself, runsWrapper, type Workload, workloads } from './workloads.ts';
 
-export interface InjectSettings {
+interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
   readonly image: string;
   readonly native: boolean;
 }
 
-export type Injected =
+type Injected =
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[] }
   | { readonly kind: 'refused'; readonly problems: readonly string[] };
 
@@ -31,7 +31,7 @@ export const INSTALLER = `install-${PROGRAM}`;
 export const WRAPPER_PATH = `${MOUNT_PATH}/${PROGRAM}`;
 
 /** Whether --inject rewrites the workload: it gets a classic sidecar, and nothing in it runs or quits one. */
-export function needsWrapper(workload: Workload): boolean {
+function needsWrapper(workload: Workload): boolean {
   const outlook = prospect(workload).kind;
   if (outlook !== 'asked' && outlook !== 'maybe') return false;
   return !items(get(workload.podSpec, 'containers')).some((container) => runsWrapper(container) || quitsItself(container));

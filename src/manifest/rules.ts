@@ -4,6 +4,7 @@
 // Istio's and Kubernetes' own (the README's "What does not work, and why").
 
 import { type Node, isMap, type Pair, type YAMLMap } from 'yaml';
+import { PROXY_CONTAINER } from '../mode.ts';
 import { OPTIONS } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
 import { kindNamed } from '../sidecar-kinds.ts';
@@ -13,7 +14,6 @@ import {
   containerStrings,
   INJECT_KEY,
   jobContainers,
-  PROXY_CONTAINER,
   prospect,
   QUIT_PATH,
   quitsItself,
@@ -37,7 +37,7 @@ export const RULES = {
   'exit-on-zero-connections': 'warning',
 } as const satisfies Record<string, Level | 'error|warning'>;
 
-export type Level = 'error' | 'warning';
+type Level = 'error' | 'warning';
 export type RuleId = keyof typeof RULES;
 
 export interface Finding {
@@ -243,7 +243,7 @@ function scriptOf(words: readonly string[]): string | undefined {
  * The last statement of a shell script: split at newlines and `;` outside quotes, `#` comments and the
  * closing words of a block left out. A trap runs at the exit and leaves its code as it was: it counts as none.
  */
-export function lastStatement(script: string): string {
+function lastStatement(script: string): string {
   const statements: string[] = [];
   let current = '';
   let quote = '';

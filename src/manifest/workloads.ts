@@ -4,18 +4,19 @@
 
 import { type Node, isMap, type YAMLMap } from 'yaml';
 import { STATUS_ANNOTATION } from '../detect.ts';
-import { resolveMode } from '../mode.ts';
+import { PROXY_CONTAINER, resolveMode } from '../mode.ts';
 import { ENVOY_ADMIN_VARIABLE, SPECS, STATUS_VARIABLE } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
+import { kindNamed } from '../sidecar-kinds.ts';
 import { get, getIn, items, scalars, type Source, text } from './source.ts';
 
-export const PROXY_CONTAINER = 'istio-proxy';
 export const INJECT_KEY = 'sidecar.istio.io/inject';
 export const NATIVE_ANNOTATION = 'sidecar.istio.io/nativeSidecar';
-export const REVISION_LABEL = 'istio.io/rev';
-export const QUIT_PATH = 'quitquitquit';
+const REVISION_LABEL = 'istio.io/rev';
+/** What every recipe that quits pilot-agent calls: the quit path without its slash. */
+export const QUIT_PATH = kindNamed('istio').quit.path.slice(1);
 
-export type WorkloadKind = 'Job' | 'CronJob' | 'Pod';
+type WorkloadKind = 'Job' | 'CronJob' | 'Pod';
 
 export interface Workload {
   readonly source: Source;
@@ -34,7 +35,7 @@ export interface Workload {
 }
 
 /** Whether and how the pod gets a classic Istio sidecar, from its manifest alone. */
-export type Prospect =
+type Prospect =
   /** Its template asks for injection (or is already injected with a classic sidecar). */
   | { readonly kind: 'asked'; readonly why: string }
   /** Nothing in the template says: injection comes from the namespace, if it has it on. */
@@ -90,10 +91,9 @@ function collect(source: Source, node: unknown, found: Workload[]): void {
 }
 
 /** The pod template's annotation or label. */
-export const annotation = (workload: Workload, key: string): string | undefined =>
+const annotation = (workload: Workload, key: string): string | undefined =>
   text(get(getIn(workload.template, ['metadata', 'annotations']), key));
-export const label = (workload: Workload, key: string): string | undefined =>
-  text(get(getIn(workload.template, ['metadata', 'labels']), key));
+const label = (workload: Workload, key: string): string | undefined => text(get(getIn(workload.template, ['metadata', 'labels']), key));
 
 /**
  * What Istio's injector will do with the pod, as far as the manifest tells: the pod's own inject label (which
