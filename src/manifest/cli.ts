@@ -98,9 +98,9 @@ function parseFlags(argv: readonly string[]): Request {
   const injects: string[] = [];
   let image: string | undefined;
   let native = false;
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '--help' || arg === '-h') return { kind: 'help' };
     const [flag = '', inlineValue] =
       arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg];
     if (flag === '--native') {

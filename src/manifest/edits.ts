@@ -61,12 +61,17 @@ export class Editor {
     this.#insert(at, depth, lead + lines.map((line) => line + this.#eol).join(''));
   }
 
+  /** Just inside a flow collection's opening bracket (after its anchor or tag, if it has one). */
+  #inside(range: readonly number[], bracket: '[' | '{'): number {
+    return this.#source.text.indexOf(bracket, range[0]) + 1;
+  }
+
   /** VALUES before the first item of a sequence. */
   prepend(seq: YAMLSeq, depth: number, values: readonly Value[]): void {
     const first = seq.items[0] as Node | undefined;
     const start = (seq.range ?? [0])[0];
     if (seq.flow) {
-      if (first === undefined) this.#insert(start + 1, depth, values.map(json).join(', '));
+      if (first === undefined) this.#insert(this.#inside([start], '['), depth, values.map(json).join(', '));
       else this.#insert((first.range ?? [start + 1])[0], depth, values.map((value) => `${json(value)}, `).join(''));
       return;
     }
@@ -79,7 +84,7 @@ export class Editor {
     const range = seq.range ?? [0, 0];
     if (seq.flow) {
       const last = seq.items.at(-1) as Node | undefined;
-      if (last === undefined) this.#insert(range[0] + 1, depth, json(value));
+      if (last === undefined) this.#insert(this.#inside(range, '['), depth, json(value));
       else this.#insert((last.range ?? range)[1], depth, `, ${json(value)}`);
       return;
     }
@@ -92,7 +97,7 @@ export class Editor {
     if (map.flow) {
       const last = map.items.at(-1) as Pair<Node, Node | null> | undefined;
       const end = last === undefined ? undefined : ((last.value ?? last.key).range ?? range)[1];
-      if (end === undefined) this.#insert(range[0] + 1, depth, `${json(key)}: ${json(value)}`);
+      if (end === undefined) this.#insert(this.#inside(range, '{'), depth, `${json(key)}: ${json(value)}`);
       else this.#insert(end, depth, `, ${json(key)}: ${json(value)}`);
       return;
     }

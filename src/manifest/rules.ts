@@ -214,6 +214,9 @@ function shellQuit(container: YAMLMap, name: string, add: Add): void {
   const { command, args } = argv(container);
   const words = [...command, ...args];
   if (!words.some((word) => word.includes(QUIT_PATH))) return;
+  const script = scriptOf(words);
+  // istio-job-run's own --quit-url: the wrapper quits, with its wait and retries.
+  if (script === undefined && runsWrapper(container)) return;
   const node = pairOf(container, 'args') ?? pairOf(container, 'command');
   add(
     node,
@@ -221,7 +224,6 @@ function shellQuit(container: YAMLMap, name: string, add: Add): void {
     `container ${name}: the container calls quitquitquit itself, with no wait for the proxy's readiness, no retry, ` +
       `and curl needed in the image: ${WRAP}`,
   );
-  const script = scriptOf(words);
   if (script !== undefined && lastStatement(script).includes(QUIT_PATH)) {
     add(
       node,

@@ -72,6 +72,15 @@ describe('--check through the executable', () => {
     assert.match(result.stderr, /^istio-job-run: .*broken\.yaml:\d+: not YAML: /m);
     assert.match(result.stdout, /: error: unwrapped: /);
   });
+  test('a file that is not UTF-8: exit 2, never rewritten with other bytes', async () => {
+    const latin1 = join(scratch, 'latin1.yaml');
+    writeFileSync(latin1, Buffer.concat([Buffer.from(PLAIN), Buffer.from('# caf\xe9\n', 'latin1')]));
+    for (const mode of ['--check', '--inject']) {
+      const result = await run([mode, latin1]);
+      assert.deepEqual([result.code, result.stdout], [2, ''], mode);
+      assert.match(result.stderr, /latin1\.yaml: cannot be read \(not UTF-8\)$/m);
+    }
+  });
   test('a usage error: exit 2', async () => {
     for (const args of [['--check'], ['--check', plainFile, '--native'], ['--check', plainFile, '--inject', plainFile]]) {
       const result = await run(args);
@@ -101,6 +110,19 @@ describe('--inject through the executable, and its other forms', () => {
     assert.equal(again.stdout, flags.stdout, 'idempotent');
     const checked = await run(['--check', '-'], { input: flags.stdout });
     assert.deepEqual([checked.code, checked.stdout], [0, '']);
+  });
+  test('many documents through pipes both ways, as Helm streams a large chart', async () => {
+    const many = Array.from({ length: 1500 }, (_, i) => PLAIN.replaceAll('migrate', `migrate-${i}`)).join('---\n');
+    const fromFile = join(scratch, 'many.yaml');
+    writeFileSync(fromFile, many);
+    const [piped, read] = await Promise.all([
+      run(['--inject', '-'], { input: many, timeoutMs: 60_000 }),
+      run(['--inject', fromFile], { timeoutMs: 60_000 }),
+    ]);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.ok(piped.stdout.length > 2 * many.length, `${piped.stdout.length} bytes out`);
+    assert.equal(piped.stdout, read.stdout);
+    assert.equal(piped.stdout.split('/istio-job-run/istio-job-run').length - 1, 1500);
   });
   test('--image and --native, as flags and as the plugin', async () => {
     const image = await run(['--inject', plainFile, '--image', 'mirror.example/ijr:1']);

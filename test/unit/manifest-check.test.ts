@@ -184,6 +184,11 @@ const CASES: readonly Case[] = [
     yaml: job(pod('command: ["sh", "-c", "curl -XPOST \\"localhost:15020/quitquitquit;\\"; ./task.sh"]')),
   },
   { name: 'a container that runs the wrapper', rule: 'shell-quit', yaml: job(pod(WRAPPED)) },
+  {
+    name: "the wrapper's own --quit-url",
+    rule: 'shell-quit',
+    yaml: job(pod('command: ["/opt/tools/istio-job-run", "--quit-url", "http://127.0.0.1:15020/quitquitquit", "--", "./task.sh"]')),
+  },
   // proxy-command-override
   {
     name: 'an istio-proxy container with a command',

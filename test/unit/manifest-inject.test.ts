@@ -180,6 +180,32 @@ describe('--inject keeps to the shape of what it edits', () => {
     assert.equal(pod.spec.initContainers.length, 1);
     assert.equal(out.split('\n').length, bare.split('\n').length, 'no line added');
   });
+  test('a block command with a comment above its first item, and an anchored empty list', () => {
+    const text = PLAIN.replace(
+      '        command: ["/bin/sh", "-c"]\n',
+      '        command:\n          # the shell\n          - /bin/sh\n          - -c\n',
+    ).replace('        volumeMounts:\n        - {name: config, mountPath: /etc/report}\n', '        volumeMounts: &mounts []\n');
+    const out = injected(text);
+    assert.ok(
+      out.includes(`        command:\n          # the shell\n          - ${WRAPPER_PATH}\n          - "--"\n          - /bin/sh\n`),
+      out,
+    );
+    assert.ok(out.includes(`        volumeMounts: &mounts [{"name":"${VOLUME}","mountPath":"${MOUNT_PATH}","readOnly":true}]\n`), out);
+    assert.ok(insertedOnly(text, out));
+    assert.equal(injected(out), out);
+  });
+  test('a declared istio-proxy overlay is no job container: only the job is wrapped', () => {
+    const text = PLAIN.replace(
+      '      containers:\n',
+      '      containers:\n      - name: istio-proxy\n        resources: {limits: {memory: 1Gi}}\n',
+    );
+    const out = injected(text);
+    const containers = (
+      parse(out.slice(0, out.indexOf('---'))) as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } }
+    ).spec.template.spec.containers;
+    assert.deepEqual(containers[0], { name: 'istio-proxy', resources: { limits: { memory: '1Gi' } } });
+    assert.deepEqual(((containers[1]?.['command'] ?? []) as string[]).slice(0, 2), [WRAPPER_PATH, '--']);
+  });
   test('CRLF line endings stay CRLF', () => {
     const out = injected(PLAIN.replaceAll('\n', '\r\n'));
     assert.ok(!/[^\r]\n/.test(out), 'every newline is CRLF');
