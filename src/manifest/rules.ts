@@ -111,16 +111,18 @@ function checkWorkload(workload: Workload, add: Add): void {
         `container ${name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`,
       );
     }
+    const adminPort = (): string =>
+      `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running: ` +
+      `quit pilot-agent on ${STATUS_PORT} instead (istio-job-run's default)`;
     for (const { value, node } of containerStrings(container)) {
-      if (value.includes(QUIT_PATH) && new RegExp(`:${ENVOY_ADMIN_PORT}\\b`).test(value)) {
-        add(
-          node,
-          'quit-admin-port',
-          `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running: ` +
-            `quit pilot-agent on ${STATUS_PORT} instead (istio-job-run's default)`,
-        );
-      }
+      if (value.includes(QUIT_PATH) && new RegExp(`:${ENVOY_ADMIN_PORT}\\b`).test(value)) add(node, 'quit-admin-port', adminPort());
       if (value.includes(EXIT_ON_ZERO)) add(node, 'exit-on-zero-connections', zeroConnections());
+    }
+    for (const hook of ['preStop', 'postStart']) {
+      const httpGet = getIn(container, ['lifecycle', hook, 'httpGet']);
+      const port = pairOf(httpGet, 'port');
+      if (text(get(httpGet, 'path'))?.includes(QUIT_PATH) && text(port?.value) === String(ENVOY_ADMIN_PORT))
+        add(port, 'quit-admin-port', adminPort());
     }
     if (name !== PROXY_CONTAINER) shellQuit(container, name, add);
   }

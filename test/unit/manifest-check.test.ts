@@ -132,6 +132,12 @@ const CASES: readonly Case[] = [
     expect: { at: 'args:', level: 'warning' },
   },
   {
+    name: "a preStop httpGet on Envoy's admin port",
+    rule: 'quit-admin-port',
+    yaml: job(pod(`${WRAPPED}\nlifecycle:\n  preStop:\n    httpGet:\n      path: /quitquitquit\n      port: 15000`)),
+    expect: { at: 'port: 15000', level: 'warning' },
+  },
+  {
     name: 'a quit on 15020',
     rule: 'quit-admin-port',
     yaml: job(pod('command: ["/bin/sh", "-c", "./t; c=$?; curl -XPOST localhost:15020/quitquitquit; exit $c"]')),
