@@ -3,12 +3,12 @@
 // launcher hides the link's name from Node: the same bytes in every form.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { PLUGIN_NAME } from '../../src/manifest/select.ts';
-import { root, run, start, WRAPPER } from '../support/process.ts';
+import { PLAIN_EXECUTABLE, root, run, start, WRAPPER } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-manifest-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -146,6 +146,15 @@ describe('the kubectl plugin', () => {
     const flags = await run(['--check', plainFile]);
     const viaPlugin = await plugin(['check', '-f', plainFile]);
     assert.deepEqual([viaPlugin.code, viaPlugin.stdout], [flags.code, flags.stdout]);
+  });
+  test('the executable alone (no launcher) under the plugin name: its argv0 names it', async () => {
+    const dir = join(scratch, 'plain');
+    mkdirSync(dir);
+    symlinkSync(PLAIN_EXECUTABLE, join(dir, PLUGIN_NAME));
+    const running = start(join(dir, PLUGIN_NAME), ['check', '-f', plainFile]);
+    running.process.stdin?.end();
+    const result = await running.finished;
+    assert.deepEqual([result.code, result.stdout], [1, (await run(['--check', plainFile])).stdout]);
   });
   test('help, and what is no command of it', async () => {
     const help = await plugin(['help']);

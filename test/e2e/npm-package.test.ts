@@ -9,12 +9,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writeNpmPackage } from '../../scripts/npm-package.ts';
+import { pinnedNode } from '../../scripts/pinned-node.ts';
 import { PLUGIN_NAME } from '../../src/manifest/select.ts';
-import { cleanEnv, NODE, run, start } from '../support/process.ts';
+import { cleanEnv, run, start } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-npm-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const prefix = join(scratch, 'global');
+const NODE = pinnedNode();
 /** The pinned Node first on PATH: the bin scripts' `#!/usr/bin/env node` finds it. */
 const env = cleanEnv({ PATH: `${dirname(NODE)}:${process.env['PATH'] ?? ''}` });
 
