@@ -19,7 +19,7 @@ import {
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
-import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/sea-assets.ts';
+import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/sea-assets.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
@@ -61,12 +61,18 @@ export function target(arch: Arch): Target {
 const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
 const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
-/** The main script without the HTTP client: src/load-http.ts loads that from an asset, in classic mode only. */
-const httpApart: esbuild.Plugin = {
-  name: 'http-apart',
+/**
+ * The main script without the HTTP client and the manifest tools: src/load-http.ts and src/manifest/load.ts load
+ * those from assets, in classic mode and for --check/--inject only.
+ */
+const apart: esbuild.Plugin = {
+  name: 'apart',
   setup(build) {
     build.onResolve({ filter: /\/http\.ts$/ }, (args) =>
       args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
+    );
+    build.onResolve({ filter: /\/cli\.ts$/ }, (args) =>
+      args.importer.endsWith('manifest/load.ts') ? { path: args.path, external: true } : undefined,
     );
   },
 };
@@ -96,6 +102,8 @@ export interface Scripts {
   readonly app: string;
   /** src/http.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
+  /** src/manifest/cli.ts with yaml, as CommonJS: an asset of the executable. */
+  readonly manifest: string;
   /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
   readonly inputs: readonly string[];
 }
@@ -105,12 +113,14 @@ export async function bundleJs(dir: string): Promise<Scripts> {
   const main = join(dir, 'sea-main.cjs');
   const app = join(dir, APP_ASSET);
   const http = join(dir, HTTP_ASSET);
+  const manifest = join(dir, MANIFEST_ASSET);
   const inputs = [
     ...(await esbuildCommonJs('src/sea-main.ts', main, [])),
-    ...(await esbuildCommonJs('src/index.ts', app, [httpApart])),
+    ...(await esbuildCommonJs('src/index.ts', app, [apart])),
     ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
+    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [])),
   ];
-  return { main, app, http, inputs: [...new Set(inputs)].sort() };
+  return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
 }
 
 /** One CommonJS bundle; the files it read. Paths are relative to the repository, so no clone's path gets in. */
@@ -208,6 +218,7 @@ export async function buildExecutable(
         [APP_CACHE_ASSET]: inWork(codeCache(t, scripts.app, APP_CACHE_ASSET, work, APP_CACHE_RUN, EXIT_WRAPPER_FAILED)),
         [HTTP_ASSET]: inWork(scripts.http),
         [HTTP_CACHE_ASSET]: inWork(codeCache(t, scripts.http, HTTP_CACHE_ASSET, work, [], 0)),
+        [MANIFEST_ASSET]: inWork(scripts.manifest),
       },
       output: inWork(output),
       executable: inWork(node),

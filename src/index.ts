@@ -7,6 +7,7 @@ import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
+import { invokedAs } from './manifest/select.ts';
 import { locateSelf } from './self.ts';
 import { createSignalRouter } from './signals.ts';
 
@@ -23,6 +24,9 @@ const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSIO
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
 const self = locateSelf(process.execPath, process.argv0);
 process.execPath = self.executable;
+
+// The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
+const name = invokedAs(launched, process.argv0);
 
 // A stray error in a callback must not kill the wrapper while the command runs: its exit would leave the
 // sidecar running.
@@ -68,6 +72,10 @@ main({
   loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
   install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
+  manifest: {
+    invokedAs: name,
+    run: async (argv) => (await import('./manifest/load.ts')).runManifest(argv, name, version),
+  },
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);
   exit(125);

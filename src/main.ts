@@ -9,6 +9,7 @@ import { type AnnotationsFile, type Detection, describeSidecars, detect } from '
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
 import type { Logger } from './log.ts';
+import { isManifestInvocation } from './manifest/select.ts';
 import { parseInvocation } from './options-parse.ts';
 import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
 import type { SidecarLink } from './sidecars.ts';
@@ -29,9 +30,12 @@ export interface System {
   readonly install: (dir: string) => number | Promise<number>;
   /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
   readonly readFile?: (path: string) => string;
+  /** The manifest tools (--check, --inject, the kubectl plugin) and the name this process was started by. */
+  readonly manifest?: { readonly invokedAs: string; readonly run: (argv: readonly string[]) => Promise<number> };
 }
 
 export async function main(sys: System): Promise<number> {
+  if (sys.manifest !== undefined && isManifestInvocation(sys.argv, sys.manifest.invokedAs)) return sys.manifest.run(sys.argv);
   const invocation = parseInvocation(sys.argv, sys.env);
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.

@@ -3,7 +3,7 @@
 
 import { ENVOY_ADMIN_VARIABLE, type SidecarMode, type SidecarSetting, STATUS_VARIABLE } from './options-table.ts';
 
-const PROXY_CONTAINER = 'istio-proxy';
+export const PROXY_CONTAINER = 'istio-proxy';
 
 export interface ModeInputs {
   /** The injection status (sidecar.istio.io/status) and where it was read: the variable, or the annotations file. */
