@@ -32,7 +32,7 @@ const engines = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).eng
 const agent = process.env.npm_config_user_agent || '';
 const npmVersion = (/\bnpm\/(\d[^ ]*)/.exec(agent) || [])[1] || run('npm', ['--version']).stdout.trim();
 const nodeVersion = ((/\bnode\/v(\d[^ ]*)/.exec(agent) || [])[1] || process.version.slice(1)).trim();
-requireVersion('Node', nodeVersion, engines.node, 'https://nodejs.org/en/download (or your distribution\'s nodejs from NodeSource)');
+requireVersion('Node', nodeVersion, engines.node, "https://nodejs.org/en/download (or your distribution's nodejs from NodeSource)");
 requireVersion('npm', npmVersion, engines.npm, 'npm install -g npm@latest');
 
 if (process.platform !== 'linux') stop(`this is ${process.platform}: the build and the tests need Linux (x64 or arm64)`);
@@ -58,7 +58,9 @@ if (!debian) {
     const how = `npm run setup${tests ? ' -- --tests' : ''}`;
     if (checkOnly) stop(`missing Debian packages: ${names}; \`${how}\` installs them (as root)`);
     if (process.getuid() !== 0) {
-      stop(`missing Debian packages: ${names}; run \`${how}\` as root, or install them as root: apt-get install --no-install-recommends ${names}`);
+      stop(
+        `missing Debian packages: ${names}; run \`${how}\` as root, or install them as root: apt-get install --no-install-recommends ${names}`,
+      );
     }
     aptInstall(missing);
   }
@@ -81,7 +83,9 @@ if (ci.status !== 0) stop('npm ci failed (its output is above)');
 const pinned = join(root, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');
 const pinnedRuns = run(pinned, ['--version']);
 if (pinnedRuns.status !== 0) stop(`the pinned Node ${pinned} does not start: ${lastLine(pinnedRuns.stderr)}`);
-process.stderr.write(`setup: ready: Debian packages${tests ? ' for the build and the tests' : ' for the build'}, npm ci (Node ${pinnedRuns.stdout.trim()} pinned)\n`);
+process.stderr.write(
+  `setup: ready: Debian packages${tests ? ' for the build and the tests' : ' for the build'}, npm ci (Node ${pinnedRuns.stdout.trim()} pinned)\n`,
+);
 
 /** Exits when VERSION does not satisfy RANGE, which package.json writes as ">=MAJOR[.MINOR[.PATCH]]". */
 function requireVersion(name, version, range, how) {
@@ -92,7 +96,8 @@ function requireVersion(name, version, range, how) {
   const need = floor[1].split('.').map(Number);
   for (let i = 0; i < need.length; i++) {
     if ((have[i] || 0) > need[i]) return;
-    if ((have[i] || 0) < need[i]) stop(`${name} ${version} is too old: this project needs ${name} ${range} (package.json engines); get one: ${how}`);
+    if ((have[i] || 0) < need[i])
+      stop(`${name} ${version} is too old: this project needs ${name} ${range} (package.json engines); get one: ${how}`);
   }
 }
 
@@ -122,6 +127,7 @@ function osRelease() {
 }
 
 function installed(name) {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format, not a template
   return /install ok installed/.test(run('dpkg-query', ['-W', '-f=${Status}', name]).stdout);
 }
 
@@ -137,8 +143,10 @@ function aptInstall(missing) {
   process.stderr.write(`setup: installing ${names.join(' ')}\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = run('apt-get', ['update', '-qq'], 600_000, env);
-  if (update.status !== 0 || /^(W|E): (Failed to fetch|Some index files failed)/m.test(update.stderr)) {
-    stop(`apt-get update failed, no network to the package mirrors? ${lastLine(update.stderr)}`);
+  const fetchFailed = /^[WE]: Failed to fetch .*$/m.exec(update.stderr);
+  if (update.status !== 0 || fetchFailed) {
+    const why = fetchFailed ? fetchFailed[0].replace(/^[WE]: /, '').replace(/\s+/g, ' ') : lastLine(update.stderr);
+    stop(`apt-get update cannot reach the package mirrors (${why}): check the network or apt's proxy settings`);
   }
   const install = run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...names], 1_800_000, env);
   if (install.status !== 0) stop(`apt-get install ${names.join(' ')} failed: ${lastLine(install.stderr)}`);
