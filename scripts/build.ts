@@ -3,7 +3,7 @@
 // its C libraries, its loader and a static launcher, for images without any libc).
 // scripts/release.ts reuses these steps for every architecture.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -35,6 +35,7 @@ import {
   type BundleFile,
   type Component,
 } from './provenance.ts';
+import { howToGet, need, runMain, runTool, StepError } from './tools.ts';
 
 export const dist = join(root, 'dist');
 export const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
@@ -181,7 +182,7 @@ function codeCache(t: Target, js: string, cacheAsset: string, work: string, args
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {},
   });
-  if (run.status !== exitCode) throw new Error(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
+  if (run.status !== exitCode) throw new StepError(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
   return cache;
 }
 
@@ -205,7 +206,7 @@ export async function buildExecutable(
   const node = join(work, `node-${t.arch}`);
   copyFileSync(await nodeBinary(t.arch), node);
   // Strip before the blob goes in: stripping afterwards would cut it out.
-  execFileSync(tool(t, 'strip'), ['--strip-all', node]);
+  runTool(tool(t, 'strip'), ['--strip-all', node]);
   const config = join(work, `sea-${t.arch}.json`);
   // Paths relative to WORK (node runs there): the blob holds no clone's path.
   const inWork = (path: string): string => relative(work, path);
@@ -230,7 +231,7 @@ export async function buildExecutable(
       execArgvExtension: 'none',
     }),
   );
-  execFileSync(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+  runTool(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(node);
 }
 
@@ -291,11 +292,13 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 /** src/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
 function buildLauncher(t: Target, output: string, work: string): Component[] {
   const object = join(work, `launcher-${t.arch}.o`);
+  // A cross target's musl-gcc (Debian's musl-dev of that architecture) is a script that runs the cross gcc.
+  need(t.muslGcc, ...(t.native ? [] : [`${t.triplet}-gcc`]));
   try {
-    execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], {
+    runTool(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], {
       stdio: 'inherit',
     });
-    const traced = execFileSync(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object], { encoding: 'utf8' });
+    const traced = runTool(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object]);
     return linkedComponents(traced, (path) => path === object);
   } finally {
     rmSync(object, { force: true });
@@ -306,7 +309,7 @@ function buildLauncher(t: Target, output: string, work: string): Component[] {
 function neededLibraries(t: Target, executable: string): string[] {
   const found = new Set<string>();
   const visit = (file: string): void => {
-    const dynamic = execFileSync('readelf', ['-d', file], { encoding: 'utf8' });
+    const dynamic = runTool('readelf', ['-d', file]);
     for (const [, name] of dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)) {
       if (name === undefined || name === t.loader || found.has(name)) continue;
       found.add(name);
@@ -322,9 +325,10 @@ function findLibrary(t: Target, name: string): string {
     const path = join(dir, name);
     if (existsSync(path)) return realpathSync(path);
   }
-  throw new Error(
-    `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
-      (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`),
+  throw new StepError(
+    t.native
+      ? `${howToGet(name)} (looked in ${libDirs(t).join(', ')})`
+      : `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}: it comes with Debian's ${t.arch}-cross libraries (\`npm run setup -- --tests\` installs them, as root)`,
   );
 }
 
@@ -351,4 +355,4 @@ async function build(): Promise<void> {
   process.stderr.write(`built dist/istio-job-run and dist/bundle/ (istio-job-run ${version}, linux-${process.arch})\n`);
 }
 
-if (import.meta.main) await build();
+if (import.meta.main) await runMain('build', build);

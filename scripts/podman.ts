@@ -49,7 +49,9 @@ export class Podman {
     const podman = Podman.create('istio-job-run-podman-check-');
     try {
       const { status } = spawnSyncStatus(podman.#argv(['info', '--format', '{{.Host.OCIRuntime.Name}}'], 30), podman.#env);
-      return status === 0 ? undefined : 'needs root and podman, runc, catatonit, iptables (Debian packages; .ci/run installs them)';
+      return status === 0
+        ? undefined
+        : 'needs root and podman, runc, catatonit, iptables (Debian packages; `npm run setup -- --tests` installs them)';
     } finally {
       rmSync(podman.dir, { recursive: true, force: true });
     }

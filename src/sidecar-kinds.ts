@@ -36,6 +36,8 @@ export interface SidecarKind {
   readonly gaveUpHint?: string;
   /** How the sidecar's own project wants it configured for a Job (the README's table). */
   readonly forJobs: string;
+  /** What an answer looks like when its quit is switched off: the README table's prose (scripts/docs.ts). */
+  readonly docs: string;
 }
 
 const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
@@ -50,6 +52,7 @@ const AUTH_PROXY = {
   ready: { listener: 0, path: '/startup' },
   quit: { listener: 1, path: '/quitquitquit' },
   enableQuit: 'the proxy flag --quitquitquit',
+  docs: 'the admin port refuses (no `--quitquitquit`)',
 } as const;
 
 export const SIDECAR_KINDS = [
@@ -68,6 +71,7 @@ export const SIDECAR_KINDS = [
       404: 'check the path: pilot-agent listens for /quitquitquit on 15020',
       405: 'the quit endpoint takes POST only',
     },
+    docs: '(always on)',
     forJobs: 'native sidecar (`sidecar.istio.io/nativeSidecar: "true"`, Istio 1.24+ on Kubernetes 1.29+), else POST /quitquitquit on 15020',
   },
   {
@@ -82,6 +86,7 @@ export const SIDECAR_KINDS = [
       403: 'linkerd-proxy accepts a shutdown only from a loopback address',
       405: 'the shutdown endpoint takes POST only',
     },
+    docs: 'an error saying the endpoint is not enabled',
     forJobs:
       'native sidecar (`config.linkerd.io/proxy-enable-native-sidecar: "true"`), else `config.linkerd.io/proxy-admin-shutdown: enabled` and POST /shutdown',
   },
@@ -109,6 +114,7 @@ export const SIDECAR_KINDS = [
     quit: { listener: 0, path: '/agent/v1/quit' },
     notEnabled: (attempt) => answered(attempt, 404, /.*/s),
     enableQuit: 'pod annotation vault.hashicorp.com/agent-enable-quit: "true"',
+    docs: '404',
     forJobs:
       '`vault.hashicorp.com/agent-pre-populate-only: "true"` (no sidecar), else `vault.hashicorp.com/agent-enable-quit: "true"` and POST /agent/v1/quit',
   },
@@ -119,6 +125,7 @@ export const SIDECAR_KINDS = [
     ready: { listener: 0, path: '/v1.0/healthz/outbound' },
     quit: { listener: 0, path: '/v1.0/shutdown' },
     enableQuit: 'always on',
+    docs: '(always on)',
     forJobs: 'POST /v1.0/shutdown when the job is done (Dapr\'s "Kubernetes Jobs" docs)',
   },
   {
@@ -128,6 +135,7 @@ export const SIDECAR_KINDS = [
     ready: { listener: 0, path: '/graceful_startup' },
     quit: { listener: 0, path: '/graceful_shutdown' },
     enableQuit: 'pod annotation consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "true" (the default)',
+    docs: '(lifecycle off: nothing listens)',
     forJobs: 'the proxy lifecycle (on by default) and POST /graceful_shutdown on port 20600',
   },
 ] as const satisfies readonly SidecarKind[];
@@ -151,4 +159,5 @@ export const GENERIC_KIND: SidecarKind = {
   quit: { listener: 0, path: '/' },
   enableQuit: 'its own configuration',
   forJobs: '',
+  docs: '',
 };
