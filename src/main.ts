@@ -22,6 +22,7 @@ export interface System {
   readonly log: Logger;
   readonly signals: SignalRouter;
   readonly clock: Clock;
+  /** Writes all of the text to stdout; throws as writeSync does (ENOSPC, EPIPE, EBADF). */
   readonly writeStdout: (text: string) => void;
   readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
@@ -36,13 +37,9 @@ export async function main(sys: System): Promise<number> {
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
     const { renderHelp } = await import('./options-help.ts');
-    sys.writeStdout(renderHelp(sys.version));
-    return 0;
+    return print(sys, 'the help', renderHelp(sys.version));
   }
-  if (invocation.kind === 'version') {
-    sys.writeStdout(`istio-job-run ${sys.version}\n`);
-    return 0;
-  }
+  if (invocation.kind === 'version') return print(sys, 'the version', `istio-job-run ${sys.version}\n`);
   if (invocation.kind === 'install') return sys.install(invocation.dir);
 
   const { options } = invocation;
@@ -73,6 +70,22 @@ export async function main(sys: System): Promise<number> {
   await proxy?.quit(code);
   proxy?.close();
   return code;
+}
+
+/**
+ * --help and --version: a stdout that cannot take the text (a full disk, /dev/full, a closed descriptor) is a
+ * failure said in one line. A reader that left early (`--help | head -1`) is not: it had what it wanted.
+ */
+function print(sys: System, what: string, text: string): number {
+  try {
+    sys.writeStdout(text);
+    return 0;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return 0;
+    sys.log.error(`cannot write ${what} to stdout: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT_WRAPPER_FAILED;
+  }
 }
 
 /** Wait, run, and report how the command ended. Throws only before the command has started. */

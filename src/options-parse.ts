@@ -77,7 +77,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
       else flags[key] = value;
     } else if (BY_FLAG.has(key)) flags[key] = value;
     else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated, argv));
-    else errors.push(unknownOption(`${rawKey.length === 1 ? '-' : '--'}${rawKey}`));
+    else errors.push(unknownOption(written(rawKey, argv)));
   }
   if (flags['help'] === true) return { kind: 'help' };
   if (flags['version'] === true) return { kind: 'version' };
@@ -130,6 +130,18 @@ function parseInstall(value: unknown, errors: string[], argv: yargsParser.Argume
 }
 
 const unknownOption = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
+
+/** An option as the user wrote it (`--x`, `-x`, `--no-foo`), found again in argv: yargs-parser keeps only its name. */
+function written(key: string, argv: readonly string[]): string {
+  for (const arg of argv) {
+    if (arg === '--') break;
+    if (arg.startsWith('--')) {
+      const name = arg.slice(2).split('=')[0];
+      if (name === key || name === `no-${key}`) return `--${name}`;
+    } else if (arg.startsWith('-') && key.length === 1 && arg.slice(1).split('=')[0]?.includes(key) === true) return `-${key}`;
+  }
+  return `${key.length === 1 ? '-' : '--'}${key}`;
+}
 /** A switch given a value (--wait=false): the message shows the value as it was written. */
 function takesNoValue(name: string, argv: readonly string[]): string {
   const written = argv.find((arg) => arg.startsWith(`--${name}=`) || arg.startsWith(`--no-${name}=`));

@@ -362,7 +362,10 @@ describe('usage errors', () => {
   const rows: [argv: string[], env: Env, errors: string[]][] = [
     [['--foo', 'x'], {}, [unknown('--foo')]],
     [['--foo=bar', 'x'], {}, [unknown('--foo')]],
-    [['--no-foo', 'x'], {}, [unknown('--foo')]],
+    [['--no-foo', 'x'], {}, [unknown('--no-foo')]],
+    [['--x', 'y'], {}, [unknown('--x')]],
+    [['--x=1', 'y'], {}, [unknown('--x')]],
+    [['-ax', 'y'], {}, [unknown('-a'), unknown('-x')]],
     [['-x', 'y'], {}, [unknown('-x')]],
     [['-v', 'y'], {}, [unknown('-v')]],
     [[], {}, [NO_COMMAND]],
