@@ -23,7 +23,7 @@ export interface Logger {
  * Writes what stderr takes now. In the portable bundle fd 2 is a non-blocking pipe to the launcher, which
  * passes the lines on: a line that does not fit is dropped (a stalled log reader must never stall the wrapper).
  */
-export function writeStderr(text: string): void {
+function writeStderr(text: string): void {
   try {
     let bytes = Buffer.from(text);
     while (bytes.length > 0) bytes = bytes.subarray(writeSync(2, bytes));

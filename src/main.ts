@@ -5,12 +5,12 @@
 import { readFileSync } from 'node:fs';
 import type { Child } from './child.ts';
 import type { Clock } from './clock.ts';
-import { type AnnotationsFile, type Detection, describeSidecars, detect } from './detect.ts';
+import { configure, type Job } from './configuration.ts';
+import { errorCode, errorMessage } from './errors.ts';
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
 import type { Logger } from './log.ts';
-import { parseInvocation } from './options-parse.ts';
-import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
+import type { Options } from './options-table.ts';
 import type { SidecarLink } from './sidecars.ts';
 import { signalName, type SignalRouter } from './signals.ts';
 
@@ -33,7 +33,8 @@ export interface System {
 }
 
 export async function main(sys: System): Promise<number> {
-  const invocation = parseInvocation(sys.argv, sys.env);
+  const readFile = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
+  const invocation = configure({ argv: sys.argv, env: sys.env, readFile });
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
     const { renderHelp } = await import('./options-help.ts');
@@ -42,21 +43,14 @@ export async function main(sys: System): Promise<number> {
   if (invocation.kind === 'version') return print(sys, 'the version', `istio-job-run ${sys.version}\n`);
   if (invocation.kind === 'install') return sys.install(invocation.dir);
 
-  const { options } = invocation;
+  const { options, errors } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
-  if (invocation.scuttle !== undefined) sys.log.info(invocation.scuttle);
-  const detection = detect({
-    options,
-    env: sys.env,
-    envoyAdmin: invocation.envoyAdmin,
-    ...readAnnotations(sys, options),
-  });
-  const proxy = await announce(sys, options, detection);
+  for (const line of invocation.lines) sys.log[line.level](line.message);
+  const proxy = await link(sys, invocation);
 
   let code: number;
   try {
-    const errors = [...(invocation.kind === 'usage-error' ? invocation.errors : []), ...detection.errors];
-    if (invocation.kind === 'usage-error' || errors.length > 0) {
+    if (errors.length > 0) {
       for (const error of errors) sys.log.error(error);
       code = EXIT_WRAPPER_FAILED;
     } else {
@@ -81,9 +75,8 @@ function print(sys: System, what: string, text: string): number {
     sys.writeStdout(text);
     return 0;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EPIPE') return 0;
-    sys.log.error(`cannot write ${what} to stdout: ${error instanceof Error ? error.message : String(error)}`);
+    if (errorCode(error) === 'EPIPE') return 0;
+    sys.log.error(`cannot write ${what} to stdout: ${errorMessage(error)}`);
     return EXIT_WRAPPER_FAILED;
   }
 }
@@ -132,36 +125,19 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   return exitCodeFor(outcome);
 }
 
-/** The pod's annotations file: the one named, or the default one when it exists. */
-function readAnnotations(sys: System, options: Options): { annotations?: AnnotationsFile } {
-  const path = options.podAnnotations;
-  const read = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
-  try {
-    return { annotations: { path, text: read(path) } };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (path === DEFAULT_ANNOTATIONS_FILE && code === 'ENOENT') return {};
-    return { annotations: { path, error: `cannot be read (${code ?? (error as Error).message})` } };
-  }
-}
-
-/** Says what was found, warns about what cannot be stopped, and links the sidecars there are to talk to. */
-async function announce(sys: System, options: Options, detection: Detection): Promise<SidecarLink | undefined> {
-  const { log } = sys;
-  log[detection.mode.level](detection.mode.reason);
-  for (const note of detection.notes) log[note.level](note.message);
-  if (detection.sidecars.length > 0) log.info(describeSidecars(detection.sidecars));
-  const needsHttp = detection.sidecars.length > 0 || detection.probe !== undefined;
-  if (!needsHttp) return undefined;
+/** Links the sidecars there are to talk to. */
+async function link(sys: System, job: Job): Promise<SidecarLink | undefined> {
+  const { options, sidecars, probe } = job;
+  if (sidecars.length === 0 && probe === undefined) return undefined;
   const { linkSidecars } = await import('./sidecars.ts');
-  const link = linkSidecars(
-    { log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
-    detection.sidecars,
+  const linked = linkSidecars(
+    { log: sys.log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
+    sidecars,
     options,
   );
-  if (detection.probe !== undefined) await probeStatusPort(sys, options, detection.probe);
-  if (detection.sidecars.length > 0) return link;
-  link.close();
+  if (probe !== undefined) await probeStatusPort(sys, options, probe);
+  if (sidecars.length > 0) return linked;
+  linked.close();
   return undefined;
 }
 

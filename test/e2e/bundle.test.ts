@@ -1,5 +1,5 @@
 // The portable bundle: --install for the emptyDir pattern, and the installed copy running where there is
-// no libc at all, mounted at another path than it was installed to (issue: any job image).
+// no libc at all (any job image), mounted at another path than it was installed to.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -262,7 +262,7 @@ describe('modes without HTTP', () => {
       { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: status('initContainers') },
       undefined,
     ],
-    // Issue 10: an empty status says what it can mean, at info level.
+    // An empty status says what it can mean, at info level.
     [
       'no sidecar injected (status empty)',
       { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' },
@@ -288,7 +288,7 @@ describe('modes without HTTP', () => {
   }
 });
 
-describe('issue 9: usage errors that must not leak or quit', () => {
+describe('usage errors that must not leak or quit', () => {
   test('--install without a directory: exit 125 at once, naming --install and a directory, and no HTTP at all', async () => {
     const sidecar = await Sidecar.start({});
     try {

@@ -1,4 +1,4 @@
-// A stand-in of istio-proxy built from ../shared/ISTIO.md: pilot-agent's status server (15020), Envoy's
+// A stand-in of istio-proxy, as Istio's source has it: pilot-agent's status server (15020), Envoy's
 // health listener (15021) and Envoy's admin (15000), with the version differences that matter to a job.
 // Tests script it by request counts and events, never by time.
 
