@@ -98,7 +98,8 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   }
 
   // A stop request before the command started: it never runs.
-  if (signals.beforeStart.aborted) return signalExitCode(signals.beforeStart.reason as number);
+  const stopped: unknown = signals.beforeStart.reason;
+  if (signals.beforeStart.aborted && typeof stopped === 'number') return signalExitCode(stopped);
 
   const child = sys.startChild(command);
   signals.forwardTo(child);
