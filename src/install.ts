@@ -65,8 +65,8 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
   const before = linkTarget(link);
   let swapped = false;
   try {
-    if (!isStore(store)) {
-      const made = makeStore(lib, files, storeTemp, dir, id, log);
+    const made = isStore(store) ? undefined : makeStore(lib, files, storeTemp, dir, id, log);
+    if (made !== undefined) {
       try {
         renameSync(made, store);
       } catch (error) {
@@ -102,10 +102,11 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
 }
 
 /**
- * Copies the libraries into `temp` and returns it. Out of room (ENOSPC, EDQUOT) beside another bundle's
- * store: that store is removed, said in one line, and the copy made again.
+ * Copies the libraries into `temp` and returns it, or undefined when a racing install of this bundle finished
+ * its store meanwhile. Out of room (ENOSPC, EDQUOT) beside another bundle's store: that store is removed,
+ * said in one line, and the copy made again.
  */
-function makeStore(lib: string, files: readonly string[], temp: string, dir: string, id: string, log: Logger): string {
+function makeStore(lib: string, files: readonly string[], temp: string, dir: string, id: string, log: Logger): string | undefined {
   const copy = (): void => {
     mkdirSync(temp);
     for (const name of files) copyFileSync(join(lib, name), join(temp, name), constants.COPYFILE_FICLONE);
@@ -114,10 +115,11 @@ function makeStore(lib: string, files: readonly string[], temp: string, dir: str
     copy();
     return temp;
   } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    if (isStore(join(dir, id))) return undefined;
     const others = stores(dir).filter((name) => name !== id);
     const full = errorCode(error) === 'ENOSPC' || errorCode(error) === 'EDQUOT';
     if (!full || others.length === 0) throw error;
-    rmSync(temp, { recursive: true, force: true });
     log.warn(
       `--install: no room in ${JSON.stringify(dir)} for a second copy beside the earlier install: removing it ` +
         'first (until this install ends, DIR has no working istio-job-run)',

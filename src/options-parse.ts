@@ -147,6 +147,7 @@ function written(key: string, argv: readonly string[]): string {
   }
   return `${key.length === 1 ? '-' : '--'}${key}`;
 }
+
 /** A switch given a value (--wait=false): the message shows the value as it was written. */
 function takesNoValue(name: string, argv: readonly string[]): string {
   const written = argv.find((arg) => arg.startsWith(`--${name}=`) || arg.startsWith(`--no-${name}=`));
