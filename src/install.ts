@@ -3,10 +3,12 @@
 //   DIR/istio-job-run.lib    a symlink to DIR/.istio-job-run.<version>.<digest>/: the loader, libraries and executable
 // The store is named by its content, so installs of one bundle share one copy: a repeat install reuses it, and
 // racing installs each build a private copy, rename it to the shared name (one rename wins, the others drop
-// theirs) and link to that. Each step a user could observe is one rename(2): the libraries' symlink is swapped
+// theirs) and link to that; what a killed install left is removed by a later one. Each step a user could observe is one rename(2): the libraries' symlink is swapped
 // first, then the launcher, so DIR holds a working pair at every moment. Once linked, every other store goes;
 // a failed install removes what it wrote and puts the link back. When there is no room for a second copy
 // beside an earlier install of another bundle, the earlier one is removed first, and the log line says so.
+// Installs of two different bundles racing into one folder are not this design's case: the last to link wins,
+// and its clean-up may take the other's store.
 
 import { createHash } from 'node:crypto';
 import {
@@ -161,10 +163,21 @@ function stores(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.startsWith(STORE_PREFIX) && !name.startsWith(TEMP_PREFIX));
 }
 
-/** Every store but the one linked; racing installs' work in progress stays theirs. */
+/** Work in progress untouched this long was left by an install that was killed: no copy takes an hour. */
+const ABANDONED_MS = 3_600_000;
+
+/** Every store but the one linked, and abandoned work; racing installs' work in progress stays theirs. */
 function removeStores(dir: string, linked: string | undefined): void {
   for (const name of stores(dir)) {
     if (name !== linked) rmSync(join(dir, name), { recursive: true, force: true });
+  }
+  for (const name of readdirSync(dir).filter((entry) => entry.startsWith(TEMP_PREFIX))) {
+    const path = join(dir, name);
+    try {
+      if (Date.now() - lstatSync(path).mtimeMs > ABANDONED_MS) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Gone meanwhile: its install finished or failed.
+    }
   }
 }
 

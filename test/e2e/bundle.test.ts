@@ -13,6 +13,7 @@ import {
   readlinkSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,6 +95,20 @@ describe('--install', () => {
     }
     const copy = await start(join(dir, 'istio-job-run'), ['--sidecar', 'none', '--', 'sh', '-c', 'exit 4']).finished;
     assert.equal(copy.code, 4);
+  });
+
+  test("a killed install's leftovers go with the next install; a racing install's fresh work stays", async () => {
+    const dir = freshDir();
+    const abandoned = join(dir, '.istio-job-run.tmp-0badc0de.store');
+    const fresh = join(dir, '.istio-job-run.tmp-0000f00d.store');
+    for (const path of [abandoned, fresh]) mkdirSync(path);
+    writeFileSync(join(abandoned, 'istio-job-run'), 'half a copy');
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    utimesSync(abandoned, hoursAgo, hoursAgo);
+    const result = await install(dir);
+    assert.equal(result.code, 0, result.stderr);
+    const { store, entries } = layout(dir);
+    assert.deepEqual(entries, [store, '.istio-job-run.tmp-0000f00d.store', 'istio-job-run', 'istio-job-run.lib'].sort());
   });
 
   test('another bundle replaces the first install and removes its files', async () => {
