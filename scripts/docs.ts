@@ -36,6 +36,13 @@ export function optionsTable(): string {
 const endpoint = (kind: SidecarKind, { listener, path }: Endpoint): string =>
   code(`127.0.0.1:${kind.listeners[listener]?.port ?? '?'}${path}`);
 
+/** The readiness URL and what the row adds to it, or only what it says when there is no URL. */
+const waits = (kind: SidecarKind): string => {
+  const said = kind.docs.waits === undefined ? '' : cell(kind.docs.waits);
+  if (kind.ready === undefined) return said === '' ? 'nothing' : said;
+  return said === '' ? endpoint(kind, kind.ready) : `${endpoint(kind, kind.ready)} ${said}`;
+};
+
 /** Every sidecar kind: where it is waited for and stopped, what "switched off" looks like, how its project wants Jobs. */
 export function kindsTable(): string {
   const lines = [
@@ -49,15 +56,7 @@ export function kindsTable(): string {
     row(['---', '---', '---', '---', '---']),
   ];
   for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
-    lines.push(
-      row([
-        code(kind.name),
-        kind.ready === undefined ? 'nothing' : endpoint(kind, kind.ready),
-        endpoint(kind, kind.quit),
-        cell(kind.docs),
-        cell(kind.forJobs),
-      ]),
-    );
+    lines.push(row([code(kind.name), waits(kind), endpoint(kind, kind.quit), cell(kind.docs.notEnabled), cell(kind.docs.forJobs)]));
   }
   return lines.join('\n');
 }

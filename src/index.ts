@@ -62,11 +62,8 @@ main({
   signals,
   clock: systemClock,
   writeStdout: (text) => {
-    try {
-      writeSync(1, text);
-    } catch {
-      // stdout closed (`--help | head -1`): nothing to do.
-    }
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at);
   },
   // Classic mode and --install only: their modules' top levels run when first needed.
   loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),

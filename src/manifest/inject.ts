@@ -7,7 +7,7 @@
 // a second --inject leaves it as it is. What cannot be rewritten safely is refused, all of it named at once.
 
 import { isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
-import { STATUS_ANNOTATION } from '../detect.ts';
+import { STATUS_ANNOTATION } from '../mode.ts';
 import { OPTIONS, STATUS_VARIABLE } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
 import { Editor, type Value, editable, sequenceOffset } from './edits.ts';

@@ -3,7 +3,7 @@
 // status mode.ts reads in a running pod), and whether a container runs istio-job-run or quits the proxy itself.
 
 import { type Node, isMap, type YAMLMap } from 'yaml';
-import { STATUS_ANNOTATION } from '../detect.ts';
+import { STATUS_ANNOTATION } from '../mode.ts';
 import { PROXY_CONTAINER, resolveMode } from '../mode.ts';
 import { ENVOY_ADMIN_VARIABLE, SPECS, STATUS_VARIABLE } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';

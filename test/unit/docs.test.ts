@@ -42,7 +42,8 @@ describe('the generated tables of README.md', () => {
       assert.equal(name, `\`${kind.name}\``);
       const quit = kind.listeners[kind.quit.listener];
       assert.equal(stop, `\`127.0.0.1:${quit?.port}${kind.quit.path}\``);
-      assert.equal(waits === 'nothing', !('ready' in kind));
+      const ready = kind.ready === undefined ? undefined : kind.listeners[kind.ready.listener];
+      assert.equal(waits.startsWith(`\`127.0.0.1:${ready?.port}${kind.ready?.path}\``), ready !== undefined, waits);
     }
   });
 
