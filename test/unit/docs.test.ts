@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { kindsTable, optionsTable, README, TABLES, withTables } from '../../scripts/docs.ts';
 import { SPECS } from '../../src/options-table.ts';
-import { SIDECAR_KINDS } from '../../src/sidecar-kinds.ts';
+import { SIDECAR_KINDS, type SidecarKind } from '../../src/sidecar-kinds.ts';
 
 /** The cells of a Markdown table row, with escaped pipes kept inside their cell. */
 const cells = (line: string): string[] =>
@@ -36,7 +36,7 @@ describe('the generated tables of README.md', () => {
   test('the kinds table has one row per kind, with its own ports and paths', () => {
     const rows = kindsTable().split('\n').slice(2);
     assert.equal(rows.length, SIDECAR_KINDS.length);
-    for (const [i, kind] of SIDECAR_KINDS.entries()) {
+    for (const [i, kind] of (SIDECAR_KINDS as readonly SidecarKind[]).entries()) {
       const [name = '', waits = '', stop = ''] = cells(rows[i] ?? '');
       assert.equal(cells(rows[i] ?? '').length, 5, rows[i] ?? '');
       assert.equal(name, `\`${kind.name}\``);
