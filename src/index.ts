@@ -3,7 +3,7 @@
 
 import { writeSync } from 'node:fs';
 import type { Child } from './child.ts';
-import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
+import { connectLauncher, startedByLauncher } from './launcher-link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
@@ -14,7 +14,7 @@ declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
 // Under the launcher this process has a process group of its own: a terminal never signals it directly.
-const launched = process.env[LAUNCHER_ENV] !== undefined;
+const launched = startedByLauncher(process.env);
 const signals = createSignalRouter(process, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
 const launcher = connectLauncher(process.env, log);
 launcher?.listen(signals.receive);
@@ -54,7 +54,14 @@ main({
   argv: process.argv.slice(2),
   env: process.env,
   version,
-  log,
+  // The launcher's own lines follow the same format.
+  log: {
+    ...log,
+    configure(level, format) {
+      log.configure(level, format);
+      launcher?.logFormat(format);
+    },
+  },
   signals,
   clock: systemClock,
   writeStdout: (text) => {
@@ -66,6 +73,7 @@ main({
   },
   // Classic mode and --install only: their modules' top levels run when first needed.
   loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
+  planQuit: (plan) => launcher?.planQuit(plan),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
   install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
 }).then(exit, (error: unknown) => {
