@@ -938,7 +938,9 @@ int main(int argc, char **argv) {
     given.argv = argv;
     find_self(argc > 0 ? argv[0] : NULL);
     if (signal_fd < 0) fail("cannot watch signals (signalfd): %s", strerror(errno));
-    if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail("cannot reap orphans (prctl): %s", strerror(errno));
+    if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+        say("warn", "cannot become the job's subreaper (prctl): %s; its orphans go to PID 1", strerror(errno));
+    }
     raise_limits();
     for_cgroup("pids", pids_room);
     long long oom_before = oom_kills();

@@ -1,0 +1,59 @@
+// A stand-in for the wrapper, started by a test build of src/launcher.c in its place: it speaks the protocol
+// through src/launcher-link.ts, as the wrapper does, and acts as its first argument says. The arguments after
+// `--` are the command.
+//   run                  relay each signal to the command, run it, say its exit code, exit
+//   silent               never say hello: a wrapper stuck at start-up
+//   die-while-running    run the command, then die of SIGKILL as soon as it runs
+//   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
+//   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
+//   flood                write 4 MiB of log lines first (with any of the above)
+//   json                 ask for the launcher's lines as JSON first (with any of the above)
+// It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
+
+import { createLogger, writeStderr } from '../../../src/log.ts';
+import { connectLauncher } from '../../../src/launcher-link.ts';
+import type { QuitPolicy } from '../../../src/options-table.ts';
+
+const separator = process.argv.indexOf('--');
+const modes = process.argv.slice(2, separator);
+const command = process.argv.slice(separator + 1);
+const say = (line: string): void => writeStderr(`fake: ${line}\n`);
+
+const link = connectLauncher(process.env, createLogger());
+if (link === undefined) throw new Error('not started by the launcher');
+say(`pid ${process.pid}`);
+for (const mode of modes) {
+  const plan = /^plan=([a-z-]+):(\d+):(.+)$/.exec(mode);
+  if (plan !== null) link.planQuit({ policy: plan[1] as QuitPolicy, timeoutMs: Number(plan[2]), urls: [new URL(plan[3] ?? '')] });
+}
+if (modes.includes('json')) link.logFormat('json');
+if (modes.includes('flood')) {
+  const line = `fake: ${'x'.repeat(1023)}\n`;
+  for (let i = 0; i < 4096; i++) writeStderr(line);
+}
+// Keeps the process alive whatever it waits for.
+const alive = setInterval(() => undefined, 60_000);
+
+if (modes.includes('silent')) {
+  say('not saying hello');
+} else {
+  let child: ReturnType<typeof link.run> | undefined;
+  link.listen((signal, fromTerminal) => {
+    say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
+    child?.kill(signal);
+  });
+  child = link.run(command);
+  if (modes.includes('die-while-running')) {
+    const check = setInterval(() => {
+      if (child?.pid !== undefined) process.kill(process.pid, 'SIGKILL');
+    }, 5);
+    check.unref();
+  }
+  const outcome = await child.outcome;
+  say(`outcome ${JSON.stringify(outcome)}`);
+  if (modes.includes('die-after')) process.kill(process.pid, 'SIGKILL');
+  const code = outcome.kind === 'exited' ? outcome.code : outcome.kind === 'signaled' ? 128 + outcome.signal : 127;
+  clearInterval(alive);
+  link.declareExit(code);
+  process.exit(code);
+}

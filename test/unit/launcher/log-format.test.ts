@@ -1,0 +1,25 @@
+// The launcher's own lines follow the wrapper's --log-format: text with the wrapper's prefix, or JSON records.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildLauncher, launch } from './support.ts';
+
+const launcher = buildLauncher();
+
+test('json: each of its lines is a record with time, level and msg', async () => {
+  const result = await launch(launcher, ['json', 'die-after'], ['/bin/sh', '-c', 'exit 2']).finished;
+  assert.equal(result.code, 2, result.stderr);
+  const ours = result.stderr.split('\n').filter((line) => !line.startsWith('fake: ') && line !== '');
+  assert.equal(ours.length, 1, result.stderr);
+  const record = JSON.parse(ours[0] ?? '') as Record<string, unknown>;
+  assert.deepEqual(Object.keys(record), ['time', 'level', 'msg']);
+  assert.match(String(record.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.equal(record.level, 'error');
+  assert.match(String(record.msg), /^the wrapper died of signal 9 \(Killed\) before it knew the sidecars/);
+});
+
+test('text: the prefix, no out-of-memory blame for a kill the kernel’s counters do not show', async () => {
+  const result = await launch(launcher, ['die-after'], ['/bin/sh', '-c', 'exit 2']).finished;
+  assert.match(result.stderr, /^istio-job-run: the wrapper died of signal 9 \(Killed\)/m);
+  assert.doesNotMatch(result.stderr, /out-of-memory/);
+});
