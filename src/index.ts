@@ -13,9 +13,14 @@ import { createSignalRouter } from './signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-// Under the launcher this process has a process group of its own: a terminal never signals it directly.
+// Under the launcher this process has a process group of its own: a terminal never signals it directly, and the
+// job's signals come relayed. One sent to this process itself (a `kill -1` of the job's) is only noted: its sender
+// was spared by the kernel, and the launcher relays what the others sent.
 const launched = startedByLauncher(process.env);
-const signals = createSignalRouter(process, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
+const direct = launched
+  ? { on: (signal: NodeJS.Signals) => process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: not forwarded`)) }
+  : process;
+const signals = createSignalRouter(direct, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
 const launcher = connectLauncher(process.env, log);
 launcher?.listen(signals.receive);
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';

@@ -91,6 +91,8 @@ static const char *const HELD_FROM_WRAPPER[] = {
 #define QUIT_LAST_PAUSE_MS 1000
 
 #define SIGNALS 64
+/* The kernel queues every instance of a signal from 32 on (its own SIGRTMIN; the C libraries keep a few). */
+#define FIRST_QUEUED 32
 
 extern char **environ;
 
@@ -124,11 +126,14 @@ static struct {
     int code; /* its exit code once ended: 128 + N for a death by signal N */
 } command;
 
-/* Lines to the wrapper, never blocking: a signal that finds no room is coalesced with its sender's kind. */
+/* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
+ * kernel merges those too), every instance of a real-time one. Half of `bytes` stays free for the other lines. */
 static struct {
     char bytes[8192];
     size_t length;
-    char pending[SIGNALS + 1];
+    unsigned pending[SIGNALS + 1];
+    char pending_kind[SIGNALS + 1];
+    unsigned long long waiting; /* the sum of pending */
 } out;
 
 /* Bytes from the wrapper, up to the next newline. */
@@ -195,6 +200,18 @@ static void add_log(const char *bytes, size_t length) {
     log_out.length += length;
 }
 
+/* Seconds since 1970 as 2006-01-02T15:04:05 (UTC): the civil date from the day count, without the C library's
+ * time zone and locale code. */
+static void utc_time(long long seconds, char *text, size_t size) {
+    long long days = seconds / 86400, rest = seconds % 86400;
+    long long era_day = days + 719468, era = era_day / 146097, day_of_era = era_day - era * 146097;
+    long long year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    long long day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    long long month_index = (5 * day_of_year + 2) / 153, day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    long long month = month_index < 10 ? month_index + 3 : month_index - 9, year = year_of_era + era * 400 + (month <= 2);
+    snprintf(text, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, rest / 3600, rest / 60 % 60, rest % 60);
+}
+
 /* One line of ours, in the wrapper's log format: "istio-job-run: ..." or a JSON record. */
 __attribute__((format(printf, 2, 3))) static void say(const char *level, const char *format, ...) {
     char message[PATH_MAX + 512], line[2 * sizeof message + 128];
@@ -206,10 +223,9 @@ __attribute__((format(printf, 2, 3))) static void say(const char *level, const c
     int n;
     if (log_out.json) {
         struct timespec t;
-        struct tm utc;
-        char when[32] = "";
+        char when[64];
         clock_gettime(CLOCK_REALTIME, &t);
-        if (gmtime_r(&t.tv_sec, &utc) != NULL) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
+        utc_time(t.tv_sec, when, sizeof when);
         char escaped[2 * sizeof message], *e = escaped;
         for (const char *c = message; *c != '\0'; c++) {
             if (*c == '"' || *c == '\\') *e++ = '\\';
@@ -413,6 +429,16 @@ __attribute__((noreturn)) static void report_exec_failure(int pipe_fd, int error
     _exit(EXIT_FAILED);
 }
 
+/* Waits for one child to end; -1, having said why, if it cannot. */
+static int wait_for(pid_t pid, int *status) {
+    while (waitpid(pid, status, 0) != pid) {
+        if (errno == EINTR) continue;
+        say("warn", "cannot wait for pid %d (waitpid): %s", (int)pid, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* 0 once the child has exec'd (the pipe closed empty), else its errno. */
 static int exec_result(int pipe_fd) {
     int error = 0;
@@ -493,7 +519,7 @@ static void start_wrapper(void) {
     close(log[1]);
     int error = exec_result(exec_pipe[0]);
     if (error != 0) {
-        waitpid(pid, NULL, 0);
+        wait_for(pid, &wrapper.status);
         wrapper.ended = 1;
         fail("cannot start %s: %s", args[0], strerror(error));
     }
@@ -506,28 +532,30 @@ static void start_wrapper(void) {
     free(env);
 }
 
-/* Lines to the wrapper: never blocking; what cannot be written now waits in `out`. */
+/* Lines to the wrapper: never blocking; what cannot be written now waits in `out`, then the signals counted. */
 static void flush_to_wrapper(void) {
-    while (out.length > 0 && wrapper.channel >= 0) {
-        ssize_t n = send(wrapper.channel, out.bytes, out.length, MSG_NOSIGNAL);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno != EAGAIN) out.length = 0; /* the wrapper is gone */
-            return;
+    while (wrapper.channel >= 0) {
+        while (out.length > 0) {
+            ssize_t n = send(wrapper.channel, out.bytes, out.length, MSG_NOSIGNAL);
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0 && errno != EAGAIN) out.length = 0; /* the wrapper is gone */
+                return;
+            }
+            memmove(out.bytes, out.bytes + n, out.length - (size_t)n);
+            out.length -= (size_t)n;
         }
-        memmove(out.bytes, out.bytes + n, out.length - (size_t)n);
-        out.length -= (size_t)n;
+        if (out.waiting == 0) return;
+        for (int signo = 1; signo <= SIGNALS; signo++) {
+            while (out.pending[signo] > 0 && out.length < sizeof out.bytes / 2) {
+                int n = snprintf(out.bytes + out.length, sizeof out.bytes - out.length, "%s %d %c\n", TO_WRAPPER_SIGNAL, signo,
+                                 out.pending_kind[signo]);
+                out.length += (size_t)n;
+                out.pending[signo]--;
+                out.waiting--;
+            }
+        }
     }
-    if (out.length > 0 || wrapper.channel < 0) return;
-    int added = 0;
-    for (int signo = 1; signo <= SIGNALS; signo++) {
-        if (out.pending[signo] == 0) continue;
-        int n = snprintf(out.bytes + out.length, sizeof out.bytes - out.length, "%s %d %c\n", TO_WRAPPER_SIGNAL, signo, out.pending[signo]);
-        out.pending[signo] = 0;
-        out.length += (size_t)n;
-        added = 1;
-    }
-    if (added) flush_to_wrapper();
 }
 
 __attribute__((format(printf, 1, 2))) static void tell_wrapper(const char *format, ...) {
@@ -555,8 +583,12 @@ static void relay_signal(const struct signalfd_siginfo *info) {
     if (sent_by_command(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (wrapper.done || wrapper.channel < 0) return;
-    if (out.length > sizeof out.bytes / 2) {
-        out.pending[signo] = kind;
+    if (out.length > sizeof out.bytes / 2 || out.waiting > 0) {
+        if (signo >= FIRST_QUEUED || out.pending[signo] == 0) {
+            out.pending[signo]++;
+            out.waiting++;
+        }
+        out.pending_kind[signo] = kind;
         return;
     }
     tell_wrapper("%s %d %c\n", TO_WRAPPER_SIGNAL, signo, kind);
@@ -627,7 +659,8 @@ static void run_command(long count) {
     }
     int error = exec_result(exec_pipe[0]);
     if (error != 0) {
-        waitpid(pid, NULL, 0);
+        int status;
+        wait_for(pid, &status);
         tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, error);
         return;
     }
@@ -756,7 +789,7 @@ static void reap(void) {
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
         if (WIFSTOPPED(status)) {
-            if (pid == wrapper.pid) kill(wrapper.pid, SIGCONT);
+            if (pid == wrapper.pid && kill(wrapper.pid, SIGCONT) != 0) say("warn", "cannot continue the stopped wrapper (kill): %s", strerror(errno));
             continue;
         }
         if (pid == command.pid && command.running) {
@@ -908,10 +941,8 @@ static void outlive_wrapper(int signal_fd) {
 __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before) {
     if (wrapper.channel >= 0) read_from_wrapper(); /* its last lines: the exit code it said */
     if (wrapper.log >= 0) read_wrapper_log();
-    if (!wrapper.ended) {
-        waitpid(wrapper.pid, &wrapper.status, 0);
-        wrapper.ended = 1;
-    }
+    if (!wrapper.ended && wait_for(wrapper.pid, &wrapper.status) != 0) wrapper.status = SIGKILL; /* as good as killed */
+    wrapper.ended = 1;
     char why[256];
     describe_wrapper_end(why, sizeof why, oom_before);
     int finished = wrapper.done && wrapper.declared >= 0;

@@ -8,6 +8,8 @@
 //   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
 //   flood                write 4 MiB of log lines first (with any of the above)
 //   json                 ask for the launcher's lines as JSON first (with any of the above)
+//   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
+//   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
 // It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
 
 import { createLogger, writeStderr } from '../../../src/log.ts';
@@ -38,10 +40,19 @@ if (modes.includes('silent')) {
   say('not saying hello');
 } else {
   let child: ReturnType<typeof link.run> | undefined;
-  link.listen((signal, fromTerminal) => {
-    say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
-    child?.kill(signal);
-  });
+  const counting = Number(/^count=(\d+)$/.exec(modes.find((mode) => mode.startsWith('count=')) ?? '')?.[1] ?? 0);
+  let counted = 0;
+  const listen = (): void =>
+    link.listen((signal, fromTerminal) => {
+      if (counting === 0) {
+        say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
+        child?.kill(signal);
+      } else if (++counted === counting) {
+        say(`counted ${counted}`);
+      }
+    });
+  if (modes.includes('hello-on-usr2')) process.once('SIGUSR2', listen);
+  else listen();
   child = link.run(command);
   if (modes.includes('die-while-running')) {
     const check = setInterval(() => {

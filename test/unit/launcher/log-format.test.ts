@@ -14,6 +14,7 @@ test('json: each of its lines is a record with time, level and msg', async () =>
   const record = JSON.parse(ours[0] ?? '') as Record<string, unknown>;
   assert.deepEqual(Object.keys(record), ['time', 'level', 'msg']);
   assert.match(String(record.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(Math.abs(Date.parse(String(record.time)) - Date.now()) < 60_000, `${record.time} is now`);
   assert.equal(record.level, 'error');
   assert.match(String(record.msg), /^the wrapper died of signal 9 \(Killed\) before it knew the sidecars/);
 });
