@@ -13,9 +13,9 @@ import { createSignalRouter } from './signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-// Under the launcher this process has a process group of its own: a terminal never signals it directly, and the
-// job's signals come relayed. One sent to this process itself (a `kill -1` of the job's) is only noted: its sender
-// was spared by the kernel, and the launcher relays what the others sent.
+// Under the launcher the job's signals come relayed, a terminal's keys marked as such. One sent to this process
+// itself (a `kill -1` of the job's, a key typed before the command took the terminal) is only noted: the launcher
+// got it too and relays it, or the kernel spared its sender.
 const launched = startedByLauncher(process.env);
 const direct = launched
   ? { on: (signal: NodeJS.Signals) => process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: not forwarded`)) }

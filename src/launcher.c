@@ -15,24 +15,30 @@
  *   1. Take every signal back to its default action (a parent may leave SIGCHLD ignored across exec), then
  *      block them all: they are queued even for PID 1 and read from a signalfd, never delivered. Make fds 0-2
  *      valid, so nothing this program opens can land there.
- *   2. Start the wrapper (Node) in its own process group, with the environment cleaned of what belongs to the
- *      job (LD_*, NODE_*, ...), its soft limits raised to the hard ones, its stderr a pipe of ours, and a
- *      socket pair as the channel: another process cannot open it through /proc, so no line is forged.
- *   3. Relay: every signal goes to the wrapper, with whether the kernel sent it; the wrapper reads them once
+ *   2. Start the wrapper (Node) with the environment cleaned of what belongs to the job (LD_*, NODE_*, ...), its
+ *      soft limits raised to the hard ones, its stderr a pipe of ours, and a socket pair as the channel: another
+ *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
+ *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
+ *      stops and continues it with us.
+ *   3. Relay: every signal goes to the wrapper (but those the command sent: it has them, or the kernel spared
+ *      it), with whether the kernel sent it; the wrapper reads them once
  *      its own handlers exist, and decides. It asks for the command to run, for signals to be sent to it,
  *      says its log format, its quit plan (the sidecars' quit URLs and policy) and its exit code. Its log lines
  *      are written on to stderr, and dropped rather than block. A stopped wrapper is continued.
  *   4. Run the command when asked: its original argv and environment byte for byte, this program's own
- *      cwd, stdio, signal mask, ignored signals (but SIGCHLD) and limits. Report how it ended to the wrapper.
+ *      cwd, stdio, signal mask, ignored signals (but SIGCHLD) and limits, in a process group of its own (but as
+ *      PID 1 on a terminal), on the terminal's foreground if we had it. Report how it ended to the wrapper.
+ *      When it stops for the terminal (Ctrl-Z, a background read), this program stops the same way, so the
+ *      shell sees its job stopped; continued, it continues the command.
  *   5. Reap every child (orphans included). Once the command is reaped its status is the exit code; the
  *      wrapper is stopped once it has said it is done (its own teardown would only cost time).
  *
  * The protocol's verbs and the names shared with the wrapper come from launcher-protocol.h, which
  * scripts/launcher-header.ts writes from src/launcher-protocol.ts.
  *
- * If the wrapper cannot start, or dies before the command does, this program carries on alone: the command
- * runs to its end with the stop requests passed on, and the sidecars of the quit plan are told to quit over
- * plain HTTP. Once the command runs, nothing here exits before it has ended.
+ * If the wrapper dies before it has said its code, this program carries on alone: a running command runs to
+ * its end with the stop requests passed on, and the sidecars of the quit plan (if the wrapper had sent it) are
+ * told to quit over plain HTTP, as its policy says. Once the command runs, nothing here exits before it ends.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -52,6 +58,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +111,8 @@ static struct {
     sigset_t mask;
     int ignored[SIGNALS + 1]; /* signals its parent left ignored (the command keeps them so, but SIGCHLD) */
     int closed[3];            /* fds 0-2 that were closed: stand-ins here, closed again for the command */
+    int tty;                  /* the first of fds 0-2 that is a terminal, or -1 */
+    int pid1;                 /* PID 1 of its namespace: a container's first process */
     struct rlimit limits[RLIM_NLIMITS];
 } given;
 
@@ -506,8 +515,11 @@ static void start_wrapper(void) {
     if (pid == 0) {
         sigset_t none;
         sigemptyset(&none);
-        /* Its own group: a terminal's keys reach the command, never the wrapper's first milliseconds. */
-        if (setpgid(0, 0) != 0 || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 || set_mask(SIG_SETMASK, &none, NULL) != 0) {
+        /* As PID 1, a group of its own: a terminal's keys reach the command, never the wrapper's first milliseconds.
+         * Otherwise ours, so a shell's job control stops and continues it with us, and it writes --help and
+         * --version from the terminal's foreground group (a background one stops for it under stty tostop). */
+        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 ||
+            set_mask(SIG_SETMASK, &none, NULL) != 0) {
             report_exec_failure(exec_pipe[1], errno);
         }
         execve(args[0], args, env);
@@ -634,6 +646,12 @@ static int restore_given(void) {
     return set_mask(SIG_SETMASK, &given.mask, NULL);
 }
 
+/* Whether the command leads a process group of its own, as a shell's job does: its `kill 0` and `kill -- -$$`
+ * reach its own, and a signal to our group reaches it once, relayed. As PID 1 on a terminal it shares ours. */
+static int command_own_group(void) {
+    return !(given.pid1 && given.tty >= 0);
+}
+
 /* The command: its own argv and environment, our cwd, stdio, and what we were given. */
 static void run_command(long count) {
     if (command.pid != 0 || count < 1 || count >= given.argc) {
@@ -645,8 +663,13 @@ static void run_command(long count) {
         tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, errno);
         return;
     }
+    /* On the terminal's foreground, the command takes it: its keys and reads are the command's. */
+    int foreground = command_own_group() && given.tty >= 0 && tcgetpgrp(given.tty) == getpgrp();
     pid_t pid = fork();
     if (pid == 0) {
+        /* Every signal is still blocked here: tcsetpgrp from what becomes a background group raises no SIGTTOU. */
+        if (command_own_group() && setpgid(0, 0) != 0) report_exec_failure(exec_pipe[1], errno);
+        if (foreground && tcsetpgrp(given.tty, getpid()) != 0) report_exec_failure(exec_pipe[1], errno);
         if (restore_given() != 0) report_exec_failure(exec_pipe[1], errno);
         exec_command(given.argv + (given.argc - count), exec_pipe[1]);
     }
@@ -783,19 +806,60 @@ static void read_wrapper_log(void) {
     }
 }
 
+/* Started by a shell with job control: its parent is in its session but leads another group (the shell's). */
+static int under_job_control(void) {
+    pid_t parent = getppid();
+    return !given.pid1 && getsid(parent) == getsid(0) && getpgid(parent) != getpgrp();
+}
+
+/* The command (or the wrapper, before it) stopped for the terminal: Ctrl-Z, a read or write from the
+ * background. This program stops the same way, so the shell sees its job stopped and gets its prompt; once
+ * continued (fg, bg) it continues the command, on the terminal's foreground if the shell gave it back. */
+static void suspend_job(int signo) {
+    if (given.tty >= 0 && command.running && tcgetpgrp(given.tty) == command.pid && tcsetpgrp(given.tty, getpgrp()) != 0) {
+        say("warn", "cannot take the terminal back (tcsetpgrp): %s", strerror(errno));
+    }
+    flush_log(LOG_FLUSH_MS);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    /* Sent to itself and let through for a moment: its default action stops this process here. */
+    if (kill(getpid(), signo) != 0 || set_mask(SIG_UNBLOCK, &one, NULL) != 0 || set_mask(SIG_BLOCK, &one, NULL) != 0) {
+        say("warn", "cannot stop with the job (%s): %s", "kill", strerror(errno));
+    }
+    if (!wrapper.ended && kill(wrapper.pid, SIGCONT) != 0) say("warn", "cannot continue the wrapper (kill): %s", strerror(errno));
+    if (!command.running) return;
+    if (given.tty >= 0 && tcgetpgrp(given.tty) == getpgrp() && tcsetpgrp(given.tty, command.pid) != 0) {
+        say("warn", "cannot give the terminal to the command (tcsetpgrp): %s", strerror(errno));
+    }
+    if (kill(command_own_group() ? -command.pid : command.pid, SIGCONT) != 0) {
+        say("warn", "cannot continue the command (kill): %s", strerror(errno));
+    }
+}
+
 /* Every child that ended (orphans too); a stopped wrapper is continued: nothing of the job may stop it for good. */
 static void reap(void) {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
         if (WIFSTOPPED(status)) {
-            if (pid == wrapper.pid && kill(wrapper.pid, SIGCONT) != 0) say("warn", "cannot continue the stopped wrapper (kill): %s", strerror(errno));
+            int signo = WSTOPSIG(status);
+            int job_control = signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+            if (job_control && (pid == command.pid || pid == wrapper.pid) && under_job_control()) {
+                suspend_job(signo);
+            } else if (pid == wrapper.pid && kill(wrapper.pid, SIGCONT) != 0) {
+                say("warn", "cannot continue the stopped wrapper (kill): %s", strerror(errno));
+            }
             continue;
         }
         if (pid == command.pid && command.running) {
             command.running = 0;
             command.ended = 1;
             command.code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+            /* The terminal back to our group, which the shell gave it to: the command's group is gone. */
+            if (given.tty >= 0 && tcgetpgrp(given.tty) == pid && tcsetpgrp(given.tty, getpgrp()) != 0) {
+                say("warn", "cannot take the terminal back (tcsetpgrp): %s", strerror(errno));
+            }
             if (WIFSIGNALED(status)) tell_wrapper("%s %d\n", TO_WRAPPER_SIGNALED, WTERMSIG(status));
             else tell_wrapper("%s %d\n", TO_WRAPPER_EXITED, WEXITSTATUS(status));
         } else if (pid == wrapper.pid) {
@@ -964,12 +1028,14 @@ int main(int argc, char **argv) {
     sigset_t blockable;
     take_signals(&blockable);
     hold_std_fds();
+    given.pid1 = getpid() == 1;
+    given.tty = isatty(0) ? 0 : isatty(1) ? 1 : isatty(2) ? 2 : -1;
     int signal_fd = signalfd(-1, &blockable, SFD_NONBLOCK | SFD_CLOEXEC);
     given.argc = argc;
     given.argv = argv;
     find_self(argc > 0 ? argv[0] : NULL);
     if (signal_fd < 0) fail("cannot watch signals (signalfd): %s", strerror(errno));
-    if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    if (!given.pid1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
         say("warn", "cannot become the job's subreaper (prctl): %s; its orphans go to PID 1", strerror(errno));
     }
     raise_limits();

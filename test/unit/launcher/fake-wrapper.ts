@@ -3,6 +3,7 @@
 // `--` are the command.
 //   run                  relay each signal to the command, run it, say its exit code, exit
 //   silent               never say hello: a wrapper stuck at start-up
+//   version              write "fake 1.0" to stdout (as --version does), say exit code 0, exit
 //   die-while-running    run the command, then die of SIGKILL as soon as it runs
 //   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
 //   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
@@ -12,6 +13,7 @@
 //   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
 // It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
 
+import { writeSync } from 'node:fs';
 import { createLogger, writeStderr } from '../../../src/log.ts';
 import { connectLauncher } from '../../../src/launcher-link.ts';
 import type { QuitPolicy } from '../../../src/options-table.ts';
@@ -36,7 +38,11 @@ if (modes.includes('flood')) {
 // Keeps the process alive whatever it waits for.
 const alive = setInterval(() => undefined, 60_000);
 
-if (modes.includes('silent')) {
+if (modes.includes('version')) {
+  writeSync(1, 'fake 1.0\n');
+  link.declareExit(0);
+  process.exit(0);
+} else if (modes.includes('silent')) {
   say('not saying hello');
 } else {
   let child: ReturnType<typeof link.run> | undefined;
