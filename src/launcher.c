@@ -82,11 +82,19 @@ static const char *const HELD_FROM_WRAPPER[] = {
 /* Below these the wrapper cannot start at normal speed (docs/RELIABILITY.md, the floors). */
 #define FLOOR_NOFILE 64
 #define FLOOR_AS_MIB 1536
+#define FLOOR_DATA_MIB 1024
+#define FLOOR_STACK_KIB 1024 /* Node's own stack size is 984 KiB */
 #define FLOOR_PIDS 10
 /* A wrapper that has not said hello by then is stuck (a thread it cannot create, say): it is stopped. */
 #ifndef HELLO_TIMEOUT_MS
 #define HELLO_TIMEOUT_MS 30000
 #endif
+/* Once the command has ended, the wrapper has its quit timeout and this long more to say its code; a wrapper
+ * that stops answering (hung) is then stopped, and the launcher quits the sidecars itself. */
+#ifndef FINISH_GRACE_MS
+#define FINISH_GRACE_MS 10000
+#endif
+#define FINISH_WITHOUT_PLAN_MS 30000
 /* How long the last log lines may take to be written on. */
 #define LOG_FLUSH_MS 100
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
@@ -125,7 +133,7 @@ static struct {
     int said_hello;
     int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
     int declared; /* its exit code, once done */
-    long long hello_deadline;
+    long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
 } wrapper = {.channel = -1, .log = -1, .declared = -1};
 
 /* The job's command. */
@@ -355,7 +363,8 @@ static void raise_limits(void) {
     struct rlimit now;
     if (getrlimit(RLIMIT_NOFILE, &now) == 0) check_floor("RLIMIT_NOFILE", "open files", &now, FLOOR_NOFILE, "", 0, "ulimit -n");
     if (getrlimit(RLIMIT_AS, &now) == 0) check_floor("RLIMIT_AS", "address space", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -v");
-    if (getrlimit(RLIMIT_DATA, &now) == 0) check_floor("RLIMIT_DATA", "data", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -d");
+    if (getrlimit(RLIMIT_DATA, &now) == 0) check_floor("RLIMIT_DATA", "data", &now, (rlim_t)FLOOR_DATA_MIB << 20, " MiB", 20, "ulimit -d");
+    if (getrlimit(RLIMIT_STACK, &now) == 0) check_floor("RLIMIT_STACK", "stack", &now, (rlim_t)FLOOR_STACK_KIB << 10, " KiB", 10, "ulimit -s");
 }
 
 /* A number from a one-line file such as pids.max; -1 for "max", a missing file or anything else. */
@@ -539,7 +548,7 @@ static void start_wrapper(void) {
     wrapper.log = log[0];
     set_nonblocking(wrapper.channel, "the channel to the wrapper");
     set_nonblocking(wrapper.log, "the wrapper's stderr");
-    wrapper.hello_deadline = now_ms() + HELLO_TIMEOUT_MS;
+    wrapper.deadline = now_ms() + HELLO_TIMEOUT_MS;
     free(args);
     free(env);
 }
@@ -759,6 +768,7 @@ static void handle_wrapper_line(char *line) {
         }
     } else if (strcmp(verb, FROM_WRAPPER_HELLO) == 0) {
         wrapper.said_hello = 1;
+        if (!command.ended) wrapper.deadline = 0;
     } else if (strcmp(verb, FROM_WRAPPER_LOG) == 0) {
         log_out.json = strcmp(rest, LOG_JSON) == 0;
     } else if (strcmp(verb, FROM_WRAPPER_QUIT) == 0) {
@@ -856,6 +866,7 @@ static void reap(void) {
             command.running = 0;
             command.ended = 1;
             command.code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+            wrapper.deadline = now_ms() + (plan.known ? plan.timeout_ms + FINISH_GRACE_MS : FINISH_WITHOUT_PLAN_MS);
             /* The terminal back to our group, which the shell gave it to: the command's group is gone. */
             if (given.tty >= 0 && tcgetpgrp(given.tty) == pid && tcsetpgrp(given.tty, getpgrp()) != 0) {
                 say("warn", "cannot take the terminal back (tcsetpgrp): %s", strerror(errno));
@@ -1047,10 +1058,14 @@ int main(int argc, char **argv) {
     for (;;) {
         reap();
         if (wrapper.ended || wrapper.done) finish(signal_fd, oom_before);
-        if (!wrapper.said_hello && now_ms() > wrapper.hello_deadline) {
-            say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)", HELLO_TIMEOUT_MS);
+        if (wrapper.deadline != 0 && now_ms() > wrapper.deadline) {
+            if (!wrapper.said_hello) {
+                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)", HELLO_TIMEOUT_MS);
+            } else {
+                say("error", "the wrapper did not finish after the command ended: stopping it");
+            }
             if (kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
-            wrapper.said_hello = 1;
+            wrapper.deadline = 0;
         }
         struct pollfd fds[] = {
             {.fd = signal_fd, .events = POLLIN},
@@ -1058,7 +1073,7 @@ int main(int argc, char **argv) {
             {.fd = wrapper.log, .events = POLLIN},
             {.fd = log_out.length > 0 ? 2 : -1, .events = POLLOUT},
         };
-        int timeout = wrapper.said_hello ? REAP_EVERY_MS : (int)(wrapper.hello_deadline - now_ms() + 1);
+        int timeout = wrapper.deadline == 0 ? REAP_EVERY_MS : (int)(wrapper.deadline - now_ms() + 1);
         if (poll(fds, sizeof fds / sizeof *fds, timeout < REAP_EVERY_MS ? timeout : REAP_EVERY_MS) < 0 && errno != EINTR) {
             say("warn", "cannot wait (poll): %s", strerror(errno));
             struct timespec nap = {.tv_sec = 0, .tv_nsec = 100 * 1000000};

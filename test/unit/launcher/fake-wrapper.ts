@@ -6,6 +6,7 @@
 //   version              write "fake 1.0" to stdout (as --version does), say exit code 0, exit
 //   die-while-running    run the command, then die of SIGKILL as soon as it runs
 //   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
+//   hang-after           run the command, then never say a code: a wrapper that stopped answering
 //   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
 //   flood                write 4 MiB of log lines first (with any of the above)
 //   json                 ask for the launcher's lines as JSON first (with any of the above)
@@ -69,6 +70,7 @@ if (modes.includes('version')) {
   const outcome = await child.outcome;
   say(`outcome ${JSON.stringify(outcome)}`);
   if (modes.includes('die-after')) process.kill(process.pid, 'SIGKILL');
+  if (modes.includes('hang-after')) await new Promise(() => undefined);
   const code = outcome.kind === 'exited' ? outcome.code : outcome.kind === 'signaled' ? 128 + outcome.signal : 127;
   clearInterval(alive);
   link.declareExit(code);

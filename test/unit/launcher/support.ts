@@ -1,6 +1,6 @@
 // The launcher built for its own tests: src/launcher.c compiled with the host's C compiler and the header the
 // bundle's build writes, starting test/unit/launcher/fake-wrapper.ts instead of the bundled loader (the
-// TEST_WRAPPER define; a bundle is never built with it), and a short start-up timeout.
+// TEST_WRAPPER define; a bundle is never built with it), and short timeouts for the start and the finish.
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +14,8 @@ import { NODE, start, type Running } from '../../support/process.ts';
 const FAKE_WRAPPER = join(dirname(fileURLToPath(import.meta.url)), 'fake-wrapper.ts');
 /** How long the test build waits for the fake's hello. */
 export const HELLO_TIMEOUT_MS = 3_000;
+/** How long past the quit plan's timeout the test build waits for the fake to say its code. */
+const FINISH_GRACE_MS = 300;
 
 /** A shell test, true while the launcher lives: a command that waits ends with it, should a test's timeout kill it. */
 export const LAUNCHER_LIVES = 'kill -0 $PPID 2>/dev/null';
@@ -28,7 +30,13 @@ export function buildLauncher(): string {
   const wrapper = [NODE, FAKE_WRAPPER].map((part) => JSON.stringify(part)).join(',');
   execFileSync(
     'gcc',
-    launcherCompile('ld-unused.so', dir, [`-DTEST_WRAPPER=${wrapper}`, `-DHELLO_TIMEOUT_MS=${HELLO_TIMEOUT_MS}`, '-o', output]),
+    launcherCompile('ld-unused.so', dir, [
+      `-DTEST_WRAPPER=${wrapper}`,
+      `-DHELLO_TIMEOUT_MS=${HELLO_TIMEOUT_MS}`,
+      `-DFINISH_GRACE_MS=${FINISH_GRACE_MS}`,
+      '-o',
+      output,
+    ]),
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return output;

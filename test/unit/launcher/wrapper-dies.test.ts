@@ -25,6 +25,15 @@ before(async () => {
 });
 after(() => server.close());
 
+/** The fake in `modes` with a quit plan to the stand-in, the command exiting `code`; the sidecar answers `answer`. */
+async function withPlan(policy: string, timeoutMs: number, modes: readonly string[], code: number, answer = 200) {
+  quits = [];
+  status = answer;
+  const result = await launch(launcher, [`plan=${policy}:${timeoutMs}:${url}`, ...modes], ['/bin/sh', '-c', `exit ${code}`]).finished;
+  assert.equal(result.code, code, result.stderr);
+  return result;
+}
+
 describe('the wrapper dies', () => {
   test('while the command runs: the launcher waits for it, passes a TERM on, exits with its code, in one line', async () => {
     const script = `trap 'echo got TERM; exit 7' TERM; echo ready; ${WHILE_LAUNCHER_LIVES}`;
@@ -47,10 +56,7 @@ describe('the wrapper dies', () => {
   });
 
   test('with a quit plan: the launcher POSTs the quit itself, once, and says so in one line', async () => {
-    quits = [];
-    status = 200;
-    const result = await launch(launcher, [`plan=always:2000:${url}`, 'die-after'], ['/bin/sh', '-c', 'exit 0']).finished;
-    assert.equal(result.code, 0, result.stderr);
+    const result = await withPlan('always', 2000, ['die-after'], 0);
     assert.deepEqual(quits, ['POST /quitquitquit']);
     const lines = result.stderr.split('\n').filter((line) => line.startsWith('istio-job-run:'));
     assert.deepEqual(lines, [
@@ -59,22 +65,16 @@ describe('the wrapper dies', () => {
   });
 
   test('a quit answered 503 is retried until acknowledged, within the plan’s timeout', async () => {
-    quits = [];
-    status = 503;
     server.once('request', () => {
       status = 200;
     });
-    const result = await launch(launcher, [`plan=always:3000:${url}`, 'die-after'], ['/bin/sh', '-c', 'exit 0']).finished;
-    assert.equal(result.code, 0, result.stderr);
+    const result = await withPlan('always', 3000, ['die-after'], 0, 503);
     assert.deepEqual(quits, ['POST /quitquitquit', 'POST /quitquitquit']);
     assert.match(result.stderr, /: 200\)\n/);
   });
 
   test('policy on-success and a failed command: no quit, and the line says why', async () => {
-    quits = [];
-    status = 200;
-    const result = await launch(launcher, [`plan=on-success:2000:${url}`, 'die-after'], ['/bin/sh', '-c', 'exit 3']).finished;
-    assert.equal(result.code, 3, result.stderr);
+    const result = await withPlan('on-success', 2000, ['die-after'], 3);
     assert.deepEqual(quits, []);
     assert.match(result.stderr, /the sidecar is left running \(quit on-success, exit 3\)/);
   });
@@ -95,6 +95,13 @@ describe('the wrapper dies', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /quitquitquit: no answer\)/);
     assert.ok(Date.now() - started < 5_000, 'bounded by the plan');
+  });
+
+  test('a wrapper that stops answering after the command ended: stopped, and the launcher quits the sidecar', async () => {
+    const result = await withPlan('always', 200, ['hang-after'], 5);
+    assert.deepEqual(quits, ['POST /quitquitquit']);
+    assert.match(result.stderr, /the wrapper did not finish after the command ended: stopping it\n/);
+    assert.match(result.stderr, /the launcher told the sidecar to quit itself/);
   });
 
   test('a wrapper killed from outside, the command running on: the pid in the line is the command', async () => {
