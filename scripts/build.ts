@@ -230,7 +230,7 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-export const LAUNCHER_SOURCE = 'src/launcher.c';
+const LAUNCHER_SOURCE = 'src/launcher.c';
 
 /**
  * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
@@ -238,7 +238,7 @@ export const LAUNCHER_SOURCE = 'src/launcher.c';
  * definition twice is no error under -Werror), and nothing of the build machine in the output: the source's
  * path is rewritten to ".", and no build id.
  */
-export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
+const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
 export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
 
 /**

@@ -5,7 +5,7 @@
 import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
 import { CHANNEL_ENV, FROM_WRAPPER, SENT_BY_KERNEL, SENT_BY_PROCESS, TO_WRAPPER } from '../src/launcher-protocol.ts';
 import { PREFIX } from '../src/log.ts';
-import { LOG_FORMATS, QUIT_POLICIES } from '../src/options-table.ts';
+import { LOG_FORMATS, OPTIONS, QUIT_POLICIES } from '../src/options-table.ts';
 import { LIB_DIR, PROGRAM } from '../src/self.ts';
 import { FORWARDED, FROM_TERMINAL, REALTIME_FIRST, REALTIME_LAST } from '../src/signals.ts';
 
@@ -26,6 +26,8 @@ export function launcherHeader(loader: string): string {
     ...Object.entries(TO_WRAPPER).map(([name, verb]): [string, string] => [`TO_WRAPPER_${snake(name)}`, cString(verb)]),
     ...Object.entries(FROM_WRAPPER).map(([name, verb]): [string, string] => [`FROM_WRAPPER_${snake(name)}`, cString(verb)]),
     ['LOG_JSON', cString(oneOf(LOG_FORMATS, 'json'))],
+    ['LOG_FORMAT_FLAG', cString(`--${OPTIONS.logFormat.flag}`)],
+    ['LOG_FORMAT_ENV', cString(OPTIONS.logFormat.env)],
     ['QUIT_ON_SUCCESS', cString(oneOf(QUIT_POLICIES, 'on-success'))],
     ['SENT_BY_KERNEL', `'${SENT_BY_KERNEL}'`],
     ['SENT_BY_PROCESS', `'${SENT_BY_PROCESS}'`],

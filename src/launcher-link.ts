@@ -19,7 +19,7 @@ export interface QuitPlan {
   readonly timeoutMs: number;
 }
 
-export interface LauncherLink {
+interface LauncherLink {
   /** Reads the relayed signals from now on: call it once the signal router exists, and not before. */
   listen(onSignal: (signal: number, fromTerminal: boolean) => void): void;
   /** Asks the launcher to run the command: the last `command.length` arguments it was given. */

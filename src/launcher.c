@@ -68,7 +68,7 @@
     !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
     !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(FROM_WRAPPER_HELLO) ||                     \
     !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
-    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) ||         \
+    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
     !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
     !defined(IS_FROM_TERMINAL)
 #error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
@@ -326,6 +326,18 @@ static void hold_std_fds(void) {
         }
         if (held != fd && (dup2(held, fd) < 0 || close(held) != 0)) _exit(EXIT_FAILED);
     }
+}
+
+/* The log format asked for, until the wrapper says it: its flag before `--`, else its variable. The wrapper's
+ * word is final; this is for the lines said before it can (a limit below its floor, say). */
+static int json_asked_for(int argc, char **argv) {
+    size_t length = strlen(LOG_FORMAT_FLAG);
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], LOG_FORMAT_FLAG) == 0 && i + 1 < argc) return strcmp(argv[i + 1], LOG_JSON) == 0;
+        if (strncmp(argv[i], LOG_FORMAT_FLAG, length) == 0 && argv[i][length] == '=') return strcmp(argv[i] + length + 1, LOG_JSON) == 0;
+    }
+    const char *variable = getenv(LOG_FORMAT_ENV);
+    return variable != NULL && strcmp(variable, LOG_JSON) == 0;
 }
 
 /* This file's absolute path: /proc/self/exe, or argv[0] where /proc is not mounted (a bare chroot). */
@@ -1039,6 +1051,7 @@ int main(int argc, char **argv) {
     sigset_t blockable;
     take_signals(&blockable);
     hold_std_fds();
+    log_out.json = json_asked_for(argc, argv);
     given.pid1 = getpid() == 1;
     given.tty = isatty(0) ? 0 : isatty(1) ? 1 : isatty(2) ? 2 : -1;
     int signal_fd = signalfd(-1, &blockable, SFD_NONBLOCK | SFD_CLOEXEC);

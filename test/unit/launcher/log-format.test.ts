@@ -1,7 +1,10 @@
-// The launcher's own lines follow the wrapper's --log-format: text with the wrapper's prefix, or JSON records.
+// The launcher's own lines follow --log-format: text with the wrapper's prefix, or JSON records; as the
+// wrapper says it, and before it can, as the flag or its variable asks.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { EXIT_WRAPPER_FAILED } from '../../../src/exit-code.ts';
+import { cleanEnv, start } from '../../support/process.ts';
 import { buildLauncher, launch } from './support.ts';
 
 const launcher = buildLauncher();
@@ -24,3 +27,19 @@ test('text: the prefix, no out-of-memory blame for a kill the kernel’s counter
   assert.match(result.stderr, /^istio-job-run: the wrapper died of signal 9 \(Killed\)/m);
   assert.doesNotMatch(result.stderr, /out-of-memory/);
 });
+
+for (const [how, args, env] of [
+  ['--log-format json', ['--log-format', 'json'], {}],
+  ['--log-format=json', ['--log-format=json'], {}],
+  ['ISTIO_JOB_RUN_LOG_FORMAT=json', [], { ISTIO_JOB_RUN_LOG_FORMAT: 'json' }],
+] as const) {
+  test(`${how}: a line said before the wrapper could (a hard limit below its floor) is JSON too`, async () => {
+    const running = start('/bin/sh', ['-c', 'ulimit -s 64 && exec "$@"', 'sh', launcher, ...args, 'run', '--', 'true'], {
+      env: cleanEnv(env),
+    });
+    running.process.stdin?.end();
+    const result = await running.finished;
+    assert.equal(result.code, EXIT_WRAPPER_FAILED);
+    assert.match(JSON.parse(result.stderr.trim()).msg, /^the stack limit \(RLIMIT_STACK\) is 64 KiB/);
+  });
+}
