@@ -134,6 +134,7 @@ static struct {
     int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
     int declared; /* its exit code, once done */
     long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
+    int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
 } wrapper = {.channel = -1, .log = -1, .declared = -1};
 
 /* The job's command. */
@@ -615,6 +616,7 @@ static void relay_signal(const struct signalfd_siginfo *info) {
     if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
     if (sent_by_command(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
+    if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
     if (wrapper.done || wrapper.channel < 0) return;
     if (out.length > sizeof out.bytes / 2 || out.waiting > 0) {
         if (signo >= FIRST_QUEUED || out.pending[signo] == 0) {
@@ -900,6 +902,11 @@ static void read_signals(int signal_fd, void (*relay)(const struct signalfd_sigi
     }
 }
 
+/* The wrapper died of a key typed at the terminal (before its handlers existed): the job was interrupted. */
+static int wrapper_interrupted(void) {
+    return WIFSIGNALED(wrapper.status) && WTERMSIG(wrapper.status) <= SIGNALS && wrapper.typed[WTERMSIG(wrapper.status)];
+}
+
 /* How the wrapper ended, for the line that says it did not finish. */
 static void describe_wrapper_end(char *text, size_t size, long long oom_before) {
     if (WIFEXITED(wrapper.status)) {
@@ -907,10 +914,16 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
         return;
     }
     int signo = WTERMSIG(wrapper.status);
-    long long oom_after = oom_kills();
-    const char *why = signo != SIGKILL                                 ? "; too small a limit on memory, pids or open files does this"
-                      : oom_before >= 0 && oom_after > oom_before ? " (the kernel's out-of-memory killer: raise the memory limit)"
-                                                                   : "";
+    int crashed = signo == SIGSEGV || signo == SIGBUS || signo == SIGABRT || signo == SIGTRAP || signo == SIGILL || signo == SIGFPE;
+    const char *why = "";
+    if (signo == SIGKILL) {
+        long long oom_after = oom_kills();
+        if (oom_before >= 0 && oom_after > oom_before) why = " (the kernel's out-of-memory killer: raise the memory limit)";
+    } else if (crashed) {
+        why = "; too small a limit on memory, pids or open files does this";
+    } else if (wrapper_interrupted()) {
+        why = " from the terminal";
+    }
     snprintf(text, size, "died of signal %d (%s)%s", signo, strsignal(signo), why);
 }
 
@@ -1042,7 +1055,10 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
         last_resort_quit(EXIT_FAILED, why);
     }
     /* Reaped orphans do not matter now; the command's status, when it ran, is the code. */
-    int code = command.ended ? command.code : finished ? wrapper.declared : EXIT_FAILED;
+    int code = command.ended             ? command.code
+               : finished                ? wrapper.declared
+               : wrapper_interrupted() ? 128 + WTERMSIG(wrapper.status)
+                                       : EXIT_FAILED;
     flush_log(LOG_FLUSH_MS);
     _exit(code);
 }

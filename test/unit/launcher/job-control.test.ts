@@ -39,3 +39,14 @@ test('stty tostop: the wrapper writes its --version in the foreground and never 
   const steps = await underShell('tostop', ['version'], ['true']);
   assert.deepEqual(steps, ['tty: fake 1.0', 'exit 0']);
 });
+
+test('Ctrl-C typed before the wrapper has its handlers: the job is interrupted, 130, not blamed on a limit', async () => {
+  const steps = await underShell('ctrl-c', ['silent'], ['true']);
+  assert.equal(steps.at(-1), `exit ${128 + constants.signals.SIGINT}`);
+  const line =
+    'istio-job-run: the wrapper died of signal 2 (Interrupt) from the terminal before it knew the sidecars; none was told to quit';
+  assert.ok(
+    steps.some((step) => step.startsWith('tty: ') && step.endsWith(line)),
+    steps.join('\n'),
+  );
+});
