@@ -1,10 +1,11 @@
 // The bundle's launcher as the last line, with the real Node half: once the wrapper has found the sidecar it
 // hands the quit plan to the launcher, which tells the sidecar to quit itself when the Node half is killed,
-// and keeps the command's exit code.
+// and keeps the command's exit code; a job alone in its PID namespace that signals every process (kill -1)
+// neither gets its own signal back nor leaves the sidecar running.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { run } from '../support/process.ts';
+import { pidOne, run, start, WRAPPER } from '../support/process.ts';
 import { type Sidecar, withSidecar } from '../support/sidecar.ts';
 
 const classic = (sidecar: Sidecar, ...extra: string[]): string[] => sidecar.classicArgs('--quit-timeout', '2s', ...extra);
@@ -42,5 +43,51 @@ describe('the Node half killed', () => {
       const lines = result.stderr.trim().split('\n');
       for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
       assert.match(lines.at(-1) ?? '', /"msg":"the wrapper died of signal 9 \(Killed\); the launcher told the sidecar to quit itself/);
+    }));
+});
+
+describe('kill -1 from a job alone in its PID namespace (the launcher is PID 1)', () => {
+  /** The bundle as PID 1 of a new PID namespace, its command `script`. */
+  const asPid1 = (sidecar: Sidecar, script: string) =>
+    start('unshare', ['--pid', '--fork', '--mount-proc', WRAPPER, ...classic(sidecar, '--', '/bin/sh', '-c', script)]);
+  /** The same, run to its end: its code and stderr, and the sidecar told to quit once. */
+  const runAsPid1 = async (sidecar: Sidecar, script: string, code: number): Promise<string> => {
+    const running = asPid1(sidecar, script);
+    running.process.stdin?.end();
+    const result = await running.finished;
+    assert.equal(result.code, code, result.stderr);
+    assert.deepEqual(
+      sidecar.quitRequests.map((r) => r.status),
+      [200],
+    );
+    return result.stderr;
+  };
+
+  test('kill -TERM -1: the Node half is only told, the TERM never comes back to its sender', () =>
+    withSidecar({}, async (sidecar) => {
+      // The USR2 from outside is relayed behind anything the Node half would have forwarded.
+      const running = asPid1(
+        sidecar,
+        "trap 'echo got TERM' TERM; trap 'exit 5' USR2; kill -TERM -1; echo sent; while :; do sleep 0.01; done",
+      );
+      await running.line(/^sent$/, 'stdout');
+      process.kill(pidOne(running.pid), 'SIGUSR2');
+      const result = await running.finished;
+      assert.equal(result.code, 5, result.stderr);
+      assert.equal(result.stdout, 'sent\n');
+      assert.deepEqual(
+        sidecar.quitRequests.map((r) => r.status),
+        [200],
+      );
+    }));
+
+  test('kill -KILL -1 as a clean-up step: the exit code kept, the sidecar told to quit, no out-of-memory blame', () =>
+    withSidecar({}, async (sidecar) => {
+      assert.doesNotMatch(await runAsPid1(sidecar, 'kill -KILL -1; exit 0', 0), /out-of-memory/);
+    }));
+
+  test('kill -STOP -1: the stopped Node half is continued, and quits the sidecar itself', () =>
+    withSidecar({}, async (sidecar) => {
+      assert.doesNotMatch(await runAsPid1(sidecar, 'kill -STOP -1; sleep 0.2; exit 6', 6), /the launcher told/);
     }));
 });
