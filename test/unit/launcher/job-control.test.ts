@@ -12,6 +12,8 @@ import { buildLauncher } from './support.ts';
 const launcher = buildLauncher();
 const SHELL = join(FIXTURES, 'pty-shell.py');
 const READS = ['/bin/sh', '-c', 'echo ready; read line; echo "got $line"; exit 3'];
+/** Busy with builtins only for a moment: no fork for a stop to race with. */
+const BUSY = ['/bin/sh', '-c', 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done; echo done; exit 4'];
 
 async function underShell(scenario: string, modes: readonly string[], command: readonly string[]): Promise<string[]> {
   const running = start('/usr/bin/python3', [SHELL, scenario, launcher, ...modes, '--', ...command], { timeoutMs: 15_000 });
@@ -26,6 +28,13 @@ test('Ctrl-Z stops the job and gives the shell its prompt; fg resumes the comman
   assert.deepEqual(steps.slice(0, 3), [`stopped ${constants.signals.SIGTSTP}`, 'prompt', 'fg']);
   assert.ok(steps.includes('tty: got hello'), steps.join('\n'));
   assert.equal(steps.at(-1), 'exit 3');
+});
+
+test('Ctrl-Z, then bg: the command goes on in the background to its end', async () => {
+  const steps = await underShell('ctrl-z-bg', ['run'], BUSY);
+  assert.deepEqual(steps.slice(0, 3), [`stopped ${constants.signals.SIGTSTP}`, 'prompt', 'bg']);
+  assert.ok(steps.includes('tty: done'), steps.join('\n'));
+  assert.equal(steps.at(-1), 'exit 4');
 });
 
 test('a background job that reads the terminal stops; fg gives it the terminal and the read succeeds', async () => {
