@@ -9,6 +9,7 @@ import { configure, type Job } from './configuration.ts';
 import { errorCode, errorMessage } from './errors.ts';
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
+import type { QuitPlan } from './launcher-link.ts';
 import type { Logger } from './log.ts';
 import { isManifestInvocation } from './manifest/select.ts';
 import type { Options } from './options-table.ts';
@@ -27,6 +28,8 @@ export interface System {
   readonly writeStdout: (text: string) => void;
   readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
+  /** The sidecars to tell to quit should this process die first: the portable bundle's launcher does then. */
+  readonly planQuit?: (plan: QuitPlan) => void;
   /** --install DIR; returns the exit code. */
   readonly install: (dir: string) => number | Promise<number>;
   /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
@@ -51,6 +54,8 @@ export async function main(sys: System): Promise<number> {
   sys.log.configure(options.logLevel, options.logFormat);
   for (const line of invocation.lines) sys.log[line.level](line.message);
   const proxy = await link(sys, invocation);
+  const quitUrls = proxy === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit.map(({ url }) => url));
+  sys.planQuit?.({ urls: quitUrls, policy: options.quit, timeoutMs: options.quitTimeout });
 
   let code: number;
   try {

@@ -8,9 +8,9 @@ import { ISTIO, OTHER_KIND_NAMES, type QuitTarget } from './sidecar-kinds.ts';
 import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList } from './values.ts';
 
 const SIDECAR_SETTINGS = ['auto', 'classic', 'native', 'none'] as const;
-const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
+export const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-const LOG_FORMATS = ['text', 'json'] as const;
+export const LOG_FORMATS = ['text', 'json'] as const;
 
 export type SidecarSetting = (typeof SIDECAR_SETTINGS)[number];
 export type SidecarMode = Exclude<SidecarSetting, 'auto'>;
