@@ -1,11 +1,13 @@
-// npm run docs: the tables of README.md that restate the code's own tables, written from them: the options
-// (src/options-table.ts, the table --help renders) and the sidecar kinds (src/sidecar-kinds.ts). Each sits
-// between a pair of markers, <!-- generated: NAME (npm run docs) --> and <!-- end: NAME -->; nothing else of the
-// file is touched. `npm run docs -- --check` writes nothing and exits 1 when the file differs from what it would
-// write; test/unit/docs.test.ts fails the same way.
+// npm run docs: the tables of the docs that restate the code's own tables, written from them: in README.md the
+// options (src/options-table.ts, the table --help renders) and the sidecar kinds (src/sidecar-kinds.ts), in
+// docs/MANIFESTS.md the rules of --check (src/manifest/rules.ts). Each sits between a pair of markers,
+// <!-- generated: NAME (npm run docs) --> and <!-- end: NAME -->; nothing else of the file is touched.
+// `npm run docs -- --check` writes nothing and exits 1 when a file differs from what it would write;
+// test/unit/docs.test.ts fails the same way.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RULES } from '../src/manifest/rules.ts';
 import { SPECS } from '../src/options-table.ts';
 import { type Endpoint, SIDECAR_KINDS, type SidecarKind } from '../src/sidecar-kinds.ts';
 import { root } from './pinned-node.ts';
@@ -61,11 +63,24 @@ export function kindsTable(): string {
   return lines.join('\n');
 }
 
-export const TABLES: Readonly<Record<string, () => string>> = { options: optionsTable, 'sidecar-kinds': kindsTable };
+/** Every rule of --check: its id (what a finding line names), its level and what it finds. */
+export function rulesTable(): string {
+  const lines = [row(['rule', 'level', 'finds']), row(['---', '---', '---'])];
+  for (const [rule, { level, finds }] of Object.entries(RULES)) lines.push(row([code(rule), cell(level), cell(finds)]));
+  return lines.join('\n');
+}
 
-/** TEXT with each marked table replaced by what its function writes now; an error names a missing marker. */
-export function withTables(text: string, file: string): string {
-  for (const [name, render] of Object.entries(TABLES)) {
+type Tables = Readonly<Record<string, () => string>>;
+
+/** Each file with generated tables (its path from the repository's root), and its tables by region name. */
+export const DOCS: readonly { readonly file: string; readonly tables: Tables }[] = [
+  { file: 'README.md', tables: { options: optionsTable, 'sidecar-kinds': kindsTable } },
+  { file: 'docs/MANIFESTS.md', tables: { 'check-rules': rulesTable } },
+];
+
+/** TEXT with each marked table of TABLES replaced by what its function writes now; an error names a missing marker. */
+export function withTables(text: string, file: string, tables: Tables): string {
+  for (const [name, render] of Object.entries(tables)) {
     const begin = `<!-- generated: ${name} (npm run docs) -->\n`;
     const end = `<!-- end: ${name} -->`;
     const from = text.indexOf(begin);
@@ -76,16 +91,16 @@ export function withTables(text: string, file: string): string {
   return text;
 }
 
-export const README = join(root, 'README.md');
-
 if (import.meta.main) {
   await runMain('docs', async () => {
     const check = process.argv.includes('--check');
-    const now = readFileSync(README, 'utf8');
-    const next = withTables(now, 'README.md');
-    if (next === now) return;
-    if (check) throw new StepError('README.md differs from what `npm run docs` writes: run it and commit the result');
-    writeFileSync(README, next);
-    process.stderr.write('docs: wrote the tables of README.md\n');
+    for (const { file, tables } of DOCS) {
+      const now = readFileSync(join(root, file), 'utf8');
+      const next = withTables(now, file, tables);
+      if (next === now) continue;
+      if (check) throw new StepError(`${file} differs from what \`npm run docs\` writes: run it and commit the result`);
+      writeFileSync(join(root, file), next);
+      process.stderr.write(`docs: wrote the tables of ${file}\n`);
+    }
   });
 }

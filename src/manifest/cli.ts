@@ -180,7 +180,7 @@ function usage(plugin: boolean, version: string): string {
     'check: one line per finding on stdout, FILE:LINE: error|warning: RULE: what to do',
     'instead. Exit 0 without errors, 1 with one, 2 when a FILE cannot be read or parsed.',
     'Rules:',
-    ...Object.entries(RULES).map(([rule, level]) => `  ${rule.padEnd(width)}  ${level}`),
+    ...Object.entries(RULES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
     '',
     'inject: writes FILE back to stdout with each Job, CronJob and bare Pod that gets',
     'a classic Istio sidecar rewritten to run under istio-job-run: an emptyDir, an init',

@@ -1,7 +1,7 @@
 // --check: the recipes for a Job behind a classic Istio sidecar that cannot work, told from the manifest alone.
 // Each rule has an id that CI configurations grep for, and a level: an error is a pod that hangs or a Job that
 // reports the wrong outcome; a warning is a recipe that works only sometimes. The facts behind each message are
-// Istio's and Kubernetes' own (the README's "What does not work, and why").
+// Istio's and Kubernetes' own (docs/HOW-IT-WORKS.md, "What does not work, and why").
 
 import { type Node, isMap, type Pair, type YAMLMap } from 'yaml';
 import { PROXY_CONTAINER } from '../mode.ts';
@@ -22,20 +22,21 @@ import {
   workloads,
 } from './workloads.ts';
 
+/** Each rule's level and what it finds, in a few words (docs/MANIFESTS.md's table of rules is written from these). */
 export const RULES = {
-  'prestop-quit': 'error',
-  'misplaced-annotation': 'error',
-  'exit-on-job-completion': 'error',
-  'exit-code-lost': 'error',
-  'proxy-command-override': 'error',
-  'onfailure-quit-always': 'error',
+  'prestop-quit': { level: 'error', finds: 'a preStop hook that quits the proxy: it runs only when the pod is stopped' },
+  'misplaced-annotation': { level: 'error', finds: "an Istio annotation or label on the Job's own metadata, not the pod's" },
+  'exit-on-job-completion': { level: 'error', finds: 'exitOnJobCompletion, which is no Istio setting' },
+  'exit-code-lost': { level: 'error', finds: "a script that ends with the quit, so the Job gets the quit's exit code" },
+  'proxy-command-override': { level: 'error', finds: `an ${PROXY_CONTAINER} container that replaces the injected proxy's command` },
+  'onfailure-quit-always': { level: 'error', finds: 'restartPolicy OnFailure with --quit always: the retry has no proxy' },
   /** An error when the pod template asks for injection, a warning when it may come from the namespace. */
-  unwrapped: 'error|warning',
-  'quit-admin-port': 'warning',
-  'shell-quit': 'warning',
-  'pod-failure-policy-container': 'warning',
-  'exit-on-zero-connections': 'warning',
-} as const satisfies Record<string, Level | 'error|warning'>;
+  unwrapped: { level: 'error|warning', finds: 'a pod that gets a classic sidecar and that nothing stops' },
+  'quit-admin-port': { level: 'warning', finds: "a quit sent to Envoy's own admin port, not to pilot-agent" },
+  'shell-quit': { level: 'warning', finds: 'a curl to quitquitquit: no wait for readiness, no retry' },
+  'pod-failure-policy-container': { level: 'warning', finds: "a podFailurePolicy that the sidecar's exit codes can trip" },
+  'exit-on-zero-connections': { level: 'warning', finds: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS: nothing sends the proxy its TERM' },
+} as const satisfies Record<string, { level: Level | 'error|warning'; finds: string }>;
 
 type Level = 'error' | 'warning';
 export type RuleId = keyof typeof RULES;
@@ -63,7 +64,7 @@ const ISTIO_KEY = /(^|\.)istio\.io\//;
 export function check(source: Source): Finding[] {
   const findings: Finding[] = [];
   const add: Add = (node, rule, message, level) => {
-    const fixed = RULES[rule];
+    const fixed = RULES[rule].level;
     findings.push({ line: lineOf(source, node), level: level ?? (fixed === 'error|warning' ? 'error' : fixed), rule, message });
   };
   for (const document of source.documents) {

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import * as CDX from '@cyclonedx/cyclonedx-library';
 import { bundleJs } from '../../scripts/build.ts';
 import { cleanEnv, NODE, root, start } from '../support/process.ts';
+import { userNamespaceArgv } from '../support/userns.ts';
 
 const RELEASE = join(root, 'dist', 'release');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
@@ -109,11 +110,8 @@ describe('npm run release', () => {
     const dir = unpack('arm64');
     const script =
       'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc && printf "%b" "$1" > /proc/sys/fs/binfmt_misc/register && exec "$2" --version';
-    const result = await start(
-      'unshare',
-      ['--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'sh', BINFMT, join(dir, 'istio-job-run')],
-      { timeoutMs: 60_000 },
-    ).finished;
+    const [file, args] = userNamespaceArgv(script, [BINFMT, join(dir, 'istio-job-run')]);
+    const result = await start(file, args, { timeoutMs: 60_000 }).finished;
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `istio-job-run ${version}\n`);
   });

@@ -1,9 +1,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { kindsTable, optionsTable, README, TABLES, withTables } from '../../scripts/docs.ts';
+import { join } from 'node:path';
+import { DOCS, kindsTable, optionsTable, rulesTable, withTables } from '../../scripts/docs.ts';
+import { RULES } from '../../src/manifest/rules.ts';
 import { SPECS } from '../../src/options-table.ts';
 import { SIDECAR_KINDS, type SidecarKind } from '../../src/sidecar-kinds.ts';
+import { root } from '../support/process.ts';
 
 /** The cells of a Markdown table row, with escaped pipes kept inside their cell. */
 const cells = (line: string): string[] =>
@@ -14,10 +17,22 @@ const cells = (line: string): string[] =>
 
 const region = (name: string, body: string): string => `<!-- generated: ${name} (npm run docs) -->\n${body}\n<!-- end: ${name} -->`;
 
-describe('the generated tables of README.md', () => {
-  test('README.md holds what npm run docs writes (else: npm run docs, and commit)', () => {
-    const text = readFileSync(README, 'utf8');
-    assert.equal(withTables(text, 'README.md'), text);
+const README_TABLES = (DOCS.find((doc) => doc.file === 'README.md') ?? assert.fail('DOCS lists README.md')).tables;
+
+describe('the generated tables of the docs', () => {
+  for (const { file, tables } of DOCS) {
+    test(`${file} holds what npm run docs writes (else: npm run docs, and commit)`, () => {
+      const text = readFileSync(join(root, file), 'utf8');
+      assert.equal(withTables(text, file, tables), text);
+    });
+  }
+
+  test('the rules table has one row per rule of --check, with its level', () => {
+    const rows = rulesTable().split('\n').slice(2);
+    assert.deepEqual(
+      rows.map((line) => cells(line).slice(0, 2)),
+      Object.entries(RULES).map(([rule, { level }]) => [`\`${rule}\``, level.replaceAll('|', '\\|')]),
+    );
   });
 
   test('the options table has one row per option, each with its flag, variable, default and help', () => {
@@ -48,17 +63,20 @@ describe('the generated tables of README.md', () => {
   });
 
   test('a drifted table is rewritten, and the text around it is kept', () => {
-    const stale = Object.keys(TABLES)
+    const stale = Object.keys(README_TABLES)
       .map((name) => region(name, '| flag |\n| --- |\n| `--gone` |'))
       .join('\nprose between\n');
-    const fresh = withTables(`before\n${stale}\nafter\n`, 'X.md');
+    const fresh = withTables(`before\n${stale}\nafter\n`, 'X.md', README_TABLES);
     assert.notEqual(fresh, stale);
     assert.ok(!fresh.includes('--gone'));
     assert.ok(fresh.startsWith('before\n') && fresh.endsWith('\nafter\n') && fresh.includes('\nprose between\n'));
-    assert.equal(withTables(fresh, 'X.md'), fresh);
+    assert.equal(withTables(fresh, 'X.md', README_TABLES), fresh);
   });
 
   test('a file without a marked region is an error naming the file and the marker', () => {
-    assert.throws(() => withTables(region('options', ''), 'X.md'), /X\.md has no "<!-- generated: sidecar-kinds \(npm run docs\) -->"/);
+    assert.throws(
+      () => withTables(region('options', ''), 'X.md', README_TABLES),
+      /X\.md has no "<!-- generated: sidecar-kinds \(npm run docs\) -->"/,
+    );
   });
 });
