@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { describe as describeAttempt, type Attempt } from '../../src/attempt.ts';
-import { isReady, waitUntilReady, type Readiness } from '../../src/readiness.ts';
+import { isReady, SLOW_AFTER_MS, SLOW_INTERVAL_MS, waitUntilReady, type Readiness } from '../../src/readiness.ts';
 import { ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
 const READY = 'http://127.0.0.1:15021/healthz/ready';
@@ -106,6 +106,24 @@ describe('waitUntilReady', () => {
       assert.deepEqual(run.reported, reported);
     });
   }
+
+  test('a proxy slow to start is asked at the interval for the first second, then at most every 100ms', async () => {
+    const readyAt = 1_450;
+    const slowProxy: Step = async (call) => response(call.at >= readyAt ? 200 : 503);
+    const run = await wait([slowProxy], { intervalMs: 25 });
+    const early = Array.from({ length: SLOW_AFTER_MS / 25 }, (_, i) => i * 25);
+    const late = [1_000, 1_100, 1_200, 1_300, 1_400, 1_500];
+    assert.equal(SLOW_INTERVAL_MS, 100);
+    assert.deepEqual(times(run), [...early, ...late]);
+    assert.deepEqual(run.result, { kind: 'ready', elapsedMs: 1_500, attempts: early.length + late.length });
+  });
+
+  test('an interval longer than the slow one is kept as it is', async () => {
+    const run = await wait([response(503), response(503), response(503), response(503), response(503), response(200)], {
+      intervalMs: 300,
+    });
+    assert.deepEqual(times(run), [0, 300, 600, 900, 1_200, 1_500]);
+  });
 
   test('the interval counts from the start of each attempt, so a slow attempt is not followed by a full wait', async () => {
     const slow503: Step = async (_call, clock) => {
