@@ -34,12 +34,14 @@ export interface ReadinessParams {
 export const isReady = (attempt: Attempt): boolean => attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
 
 /**
- * A proxy not ready after SLOW_AFTER_MS is slow to start (a busy node, a large config): from then on it is
- * asked at most every SLOW_INTERVAL_MS. Each check wakes the wrapper and costs it CPU that a `cpu: 100m` job
- * pays ten times over in wall time, and its detection stays well within a tenth of a second.
+ * While the proxy is not ready the interval grows with the wait, to a fifth of the time waited so far, up to
+ * SLOW_INTERVAL_MS (never below the interval asked for): each check wakes the wrapper and costs CPU that a
+ * `cpu: 100m` job pays ten times over in wall time, and a proxy slow to start is found within a fifth of its
+ * own delay, a tenth of a second at most.
  */
-export const SLOW_AFTER_MS = 1_000;
 export const SLOW_INTERVAL_MS = 100;
+export const intervalAfter = (waitedMs: number, intervalMs: number): number =>
+  Math.max(intervalMs, Math.min(SLOW_INTERVAL_MS, waitedMs / 5));
 
 export async function waitUntilReady(params: ReadinessParams): Promise<Readiness> {
   const { url, timeoutMs, intervalMs, requestTimeoutMs, http, clock, cancel, onAttempt } = params;
@@ -49,7 +51,7 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
   let answered = false;
   let last: Attempt = { kind: 'timeout' };
 
-  // GET at once, then every interval (measured from the start of each attempt), at most SLOW_INTERVAL_MS once slow.
+  // GET at once, then every interval (measured from the start of each attempt), growing as intervalAfter says.
   for (;;) {
     if (cancel.aborted) return { kind: 'cancelled' };
     const attemptStart = clock.now();
@@ -65,8 +67,7 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
     // A last attempt that timed out only because the deadline came would hide the answer before it.
     if (!(attempt.kind === 'timeout' && remaining < requestTimeoutMs && attempts > 1)) last = attempt;
 
-    const interval = attemptStart - started < SLOW_AFTER_MS ? intervalMs : Math.max(intervalMs, SLOW_INTERVAL_MS);
-    const next = Math.min(attemptStart + interval, deadline);
+    const next = Math.min(attemptStart + intervalAfter(attemptStart - started, intervalMs), deadline);
     await clock.sleep(next - clock.now(), cancel);
   }
 }
