@@ -6,7 +6,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { markdownTable } from 'markdown-table';
@@ -267,10 +267,7 @@ ${markdownTable(
   [
     ['', ''],
     ['measured', `${node}, dist/ at commit ${commit}, copied when the run started`],
-    [
-      'machine',
-      `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB, Node ${process.version}`,
-    ],
+    ['bench run by', `Node ${process.version}`],
     ['load average (1, 5, 15 min)', `${load(loadAtStart)} at the start; ${load(loadavg())} at the end`],
     [
       'date, duration',

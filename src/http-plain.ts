@@ -6,6 +6,7 @@
 
 import { type Socket, connect as tcpConnect } from 'node:net';
 import type { Attempt } from './attempt.ts';
+import { monotonicMs } from './clock.ts';
 import type { LookupFunction } from './lookup.ts';
 
 /** How much of a body an attempt keeps (the log shows 80 characters of it). */
@@ -54,7 +55,7 @@ export function plainClient(lookup: LookupFunction): PlainClient {
 
   return {
     async attempt(method, url, timeoutMs, cancel) {
-      const deadline = performance.now() + timeoutMs;
+      const deadline = monotonicMs() + timeoutMs;
       const reused = method === 'GET' ? take(url.host) : undefined;
       if (reused !== undefined) {
         const first = await exchange({ method, url, deadline, cancel, socket: unkeep(reused), keep });
@@ -104,7 +105,7 @@ function exchange({ method, url, deadline, cancel, socket, keep }: Exchange): Pr
       resolve({ attempt, stale });
     };
     const onCancel = (): void => finish({ kind: 'aborted' });
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), Math.max(1, Math.ceil(deadline - performance.now())));
+    const timer = setTimeout(() => finish({ kind: 'timeout' }), Math.max(1, Math.ceil(deadline - monotonicMs())));
     cancel?.addEventListener('abort', onCancel, { once: true });
 
     const send = (): void => {
