@@ -54,7 +54,8 @@ function row(what: string, samples: readonly number[], format: (n: number) => st
 }
 
 interface Verdict {
-  readonly name: string;
+  /** The target, then prefixed with its part (the section it is judged in). */
+  name: string;
   readonly met: boolean;
 }
 const verdicts: Verdict[] = [];
@@ -62,7 +63,7 @@ const verdicts: Verdict[] = [];
 function judge(cells: string[], target: string, measured: number, limit: number, format: (n: number) => string, atLeast = false): string[] {
   const met = atLeast ? measured >= limit : measured <= limit;
   const judged = !quick;
-  if (judged) verdicts.push({ name: `${cells[0]} ${target}`, met });
+  if (judged) verdicts.push({ name: target, met });
   const text = !judged ? 'not judged (--quick)' : met ? 'met' : `missed by ${format(Math.abs(measured - limit))}`;
   const [what, n, med, p90, worst, oldTarget, oldText] = cells;
   const join2 = (a: string | undefined, b: string): string => (a ? `${a}; ${b}` : b);
@@ -104,7 +105,10 @@ function report(build: Build, m: Awaited<ReturnType<typeof measure>>, loadAtStar
   const ratio = (a: number[], b: number[]): number => median(a) / median(b);
   const perRound = (a: number[], b: number[]): number[] => a.map((value, i) => value / (b[i] ?? Number.NaN));
   const rows: string[][] = [['part', 'what', 'n', 'median', 'p90', 'worst', 'target', 'verdict']];
+  let named = 0;
   const section = (title: string, ...parts: string[][]): void => {
+    for (const verdict of verdicts.slice(named)) verdict.name = `${title}: ${verdict.name}`;
+    named = verdicts.length;
     parts.forEach((cells, i) => rows.push([i === 0 ? title : '', ...cells]));
   };
   const floors = (samples: Record<string, number[]>, format: (n: number) => string): string[][] => [
