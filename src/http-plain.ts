@@ -42,15 +42,8 @@ export function plainClient(lookup: LookupFunction): PlainClient {
       if (idle?.socket === socket) idle = undefined;
     };
     // Closed while idle, or an answer nobody asked for: the connection is not fit for the next request.
-    socket.once('data', drop).once('end', drop).once('error', drop);
-    kept.set(socket, drop);
+    route(socket, { data: drop, end: drop, error: drop });
     socket.unref();
-  };
-  const kept = new WeakMap<Socket, () => void>();
-  const unkeep = (socket: Socket): Socket => {
-    const drop = kept.get(socket);
-    if (drop !== undefined) socket.off('data', drop).off('end', drop).off('error', drop);
-    return socket;
   };
 
   return {
@@ -58,7 +51,7 @@ export function plainClient(lookup: LookupFunction): PlainClient {
       const deadline = monotonicMs() + timeoutMs;
       const reused = method === 'GET' ? take(url.host) : undefined;
       if (reused !== undefined) {
-        const first = await exchange({ method, url, deadline, cancel, socket: unkeep(reused), keep });
+        const first = await exchange({ method, url, deadline, cancel, socket: reused, keep });
         // The sidecar closed the kept connection before it read this request: ask again on a new one.
         if (!first.stale) return first.attempt;
       }
@@ -70,6 +63,43 @@ export function plainClient(lookup: LookupFunction): PlainClient {
       idle = undefined;
     },
   };
+}
+
+/** Where a socket's events go: the exchange in progress, or, while it is kept, what drops it. */
+interface Events {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(error: NodeJS.ErrnoException): void;
+}
+const routes = new WeakMap<Socket, { current: Events }>();
+/** Sends the socket's events to `events` from now on; its listeners are added once, not per request. */
+function route(socket: Socket, events: Events): void {
+  const known = routes.get(socket);
+  if (known !== undefined) {
+    known.current = events;
+    return;
+  }
+  const box = { current: events };
+  routes.set(socket, box);
+  socket
+    .on('data', (chunk: Buffer) => box.current.data(chunk))
+    .on('end', () => box.current.end())
+    .on('close', () => box.current.end())
+    .on('error', (error: NodeJS.ErrnoException) => box.current.error(error));
+}
+
+/** The request's text, made once per method and URL. */
+const requests = new Map<string, string>();
+function requestText(method: 'GET' | 'POST', url: URL): string {
+  const key = `${method} ${url.href}`;
+  let text = requests.get(key);
+  if (text === undefined) {
+    const connection = method === 'GET' ? 'keep-alive' : 'close';
+    const length = method === 'POST' ? 'content-length: 0\r\n' : '';
+    text = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\nuser-agent: istio-job-run\r\n${length}connection: ${connection}\r\n\r\n`;
+    requests.set(key, text);
+  }
+  return text;
 }
 
 interface Exchange {
@@ -98,7 +128,7 @@ function exchange({ method, url, deadline, cancel, socket, keep }: Exchange): Pr
       settled = true;
       clearTimeout(timer);
       cancel?.removeEventListener('abort', onCancel);
-      socket.off('connect', send).off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
+      socket.off('connect', send);
       const stale = reused && !answered && (attempt.kind === 'reset' || attempt.kind === 'failed');
       if (method === 'GET' && reader.reusable()) keep(url.host, socket);
       else socket.destroy();
@@ -108,21 +138,16 @@ function exchange({ method, url, deadline, cancel, socket, keep }: Exchange): Pr
     const timer = setTimeout(() => finish({ kind: 'timeout' }), Math.max(1, Math.ceil(deadline - monotonicMs())));
     cancel?.addEventListener('abort', onCancel, { once: true });
 
-    const send = (): void => {
-      const connection = method === 'GET' ? 'keep-alive' : 'close';
-      const length = method === 'POST' ? 'content-length: 0\r\n' : '';
-      socket.write(
-        `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\nuser-agent: istio-job-run\r\n${length}connection: ${connection}\r\n\r\n`,
-      );
-    };
-    const onData = (chunk: Buffer): void => {
-      answered = true;
-      const attempt = reader.push(chunk);
-      if (attempt !== undefined) finish(attempt);
-    };
-    const onEnd = (): void => finish(reader.end());
-    const onError = (error: NodeJS.ErrnoException): void => finish(errorAttempt(error.code));
-    socket.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
+    const send = (): void => void socket.write(requestText(method, url));
+    route(socket, {
+      data(chunk) {
+        answered = true;
+        const attempt = reader.push(chunk);
+        if (attempt !== undefined) finish(attempt);
+      },
+      end: () => finish(reader.end()),
+      error: (error) => finish(errorAttempt(error.code)),
+    });
     if (reused) send();
     else socket.once('connect', send);
   });
