@@ -201,7 +201,7 @@ export async function buildExecutable(
   scripts: Scripts,
   output: string,
   work: string,
-  /** More of Node's flags, for a profiling variant (scripts/bench/profile.ts); none in what ships. */
+  /** More of Node's flags, for a variant built to be measured; none in what ships. */
   extraExecArgv: readonly string[] = [],
 ): Promise<void> {
   const node = join(work, `node-${t.arch}`);

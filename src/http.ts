@@ -1,12 +1,13 @@
-// One HTTP attempt, classified. Loaded only when there is a sidecar to talk to: undici is the largest part of
-// the bundle, and only its Agent and request() are loaded (src/undici-parts.d.ts says why).
+// One HTTP attempt through undici, classified: for https: URLs (src/load-http.ts sends plain http: ones over
+// node:net). undici is the largest part of the bundle, and only its Agent and request() are loaded
+// (src/undici-parts.d.ts says why).
 
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { connect as tcpConnect } from 'node:net';
 import request from 'undici/lib/api/api-request.js';
 import Agent from 'undici/lib/dispatcher/agent.js';
 import { type Attempt, classify } from './attempt.ts';
-import { boundedLookup, withoutDns } from './lookup.ts';
+import { BODY_LIMIT } from './http-plain.ts';
+import { boundedLookup } from './lookup.ts';
 
 export interface Http {
   /** Never throws: every way an attempt can end is an Attempt. */
@@ -16,14 +17,15 @@ export interface Http {
   close(): void;
 }
 
-const BODY_LIMIT = 512;
-
 export interface HttpSettings {
   /** How long one name lookup may take a caller (the request timeout). */
   readonly lookupBoundMs?: number;
 }
 
-export function createHttp(settings: HttpSettings = {}): Http {
+/** The part of Http undici does: requests (a connection probe needs no HTTP client). */
+export type HttpsClient = Pick<Http, 'attempt' | 'close'>;
+
+export function createHttp(settings: HttpSettings = {}): HttpsClient {
   const lookup = boundedLookup(
     async (hostname) =>
       (await dnsLookup(hostname, { all: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
@@ -61,20 +63,6 @@ export function createHttp(settings: HttpSettings = {}): Http {
         if (timeout.aborted) return { kind: 'timeout' };
         return classify(error);
       }
-    },
-    connect(url, timeoutMs) {
-      return new Promise((resolve) => {
-        const host = withoutDns(url.hostname)?.[0]?.address ?? url.hostname;
-        const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-        const socket = tcpConnect({ host, port, lookup: lookup as never, timeout: Math.max(1, timeoutMs) });
-        const end = (ok: boolean): void => {
-          socket.destroy();
-          resolve(ok);
-        };
-        socket.once('connect', () => end(true));
-        socket.once('timeout', () => end(false));
-        socket.once('error', () => end(false));
-      });
     },
     close() {
       agent.destroy().catch(() => undefined);

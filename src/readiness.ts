@@ -33,6 +33,16 @@ export interface ReadinessParams {
 /** True for the statuses that mean ready: Istio keeps answering 200 once it is. */
 export const isReady = (attempt: Attempt): boolean => attempt.kind === 'response' && attempt.status >= 200 && attempt.status < 300;
 
+/**
+ * While the proxy is not ready the interval grows with the wait, to a fifth of the time waited so far, up to
+ * SLOW_INTERVAL_MS (never below the interval asked for): each check wakes the wrapper and costs CPU that a
+ * `cpu: 100m` job pays ten times over in wall time, and a proxy slow to start is found within a fifth of its
+ * own delay, a tenth of a second at most.
+ */
+export const SLOW_INTERVAL_MS = 100;
+export const intervalAfter = (waitedMs: number, intervalMs: number): number =>
+  Math.max(intervalMs, Math.min(SLOW_INTERVAL_MS, waitedMs / 5));
+
 export async function waitUntilReady(params: ReadinessParams): Promise<Readiness> {
   const { url, timeoutMs, intervalMs, requestTimeoutMs, http, clock, cancel, onAttempt } = params;
   const started = clock.now();
@@ -41,7 +51,7 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
   let answered = false;
   let last: Attempt = { kind: 'timeout' };
 
-  // GET at once, then every interval (measured from the start of each attempt).
+  // GET at once, then every interval (measured from the start of each attempt), growing as intervalAfter says.
   for (;;) {
     if (cancel.aborted) return { kind: 'cancelled' };
     const attemptStart = clock.now();
@@ -57,7 +67,7 @@ export async function waitUntilReady(params: ReadinessParams): Promise<Readiness
     // A last attempt that timed out only because the deadline came would hide the answer before it.
     if (!(attempt.kind === 'timeout' && remaining < requestTimeoutMs && attempts > 1)) last = attempt;
 
-    const next = Math.min(attemptStart + intervalMs, deadline);
+    const next = Math.min(attemptStart + intervalAfter(attemptStart - started, intervalMs), deadline);
     await clock.sleep(next - clock.now(), cancel);
   }
 }

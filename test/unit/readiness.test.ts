@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { describe as describeAttempt, type Attempt } from '../../src/attempt.ts';
-import { isReady, waitUntilReady, type Readiness } from '../../src/readiness.ts';
+import { intervalAfter, isReady, SLOW_INTERVAL_MS, waitUntilReady, type Readiness } from '../../src/readiness.ts';
 import { ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
 const READY = 'http://127.0.0.1:15021/healthz/ready';
@@ -106,6 +106,37 @@ describe('waitUntilReady', () => {
       assert.deepEqual(run.reported, reported);
     });
   }
+
+  test('a proxy slow to start is asked less often as the wait goes on: a fifth of the time waited, 100ms at most', async () => {
+    const readyAt = 1_450;
+    const slowProxy: Step = async (call) => response(call.at >= readyAt ? 200 : 503);
+    const run = await wait([slowProxy], { intervalMs: 25 });
+    // 25ms until 125ms have passed, then a fifth of the time waited, then 100ms from 500ms on.
+    const expected = [0, 25, 50, 75, 100, 125, 150, 180, 216, 259.2, 311.04, 373.248, 447.8976, 537.47712];
+    for (let at = 637.47712; at < readyAt + 100; at += 100) expected.push(at);
+    const rounded = (values: number[]): number[] => values.map((value) => Math.round(value * 1000) / 1000);
+    assert.deepEqual(rounded(times(run)), rounded(expected));
+    assert.equal(SLOW_INTERVAL_MS, 100);
+    assert.deepEqual(run.result.kind, 'ready');
+  });
+
+  test('the interval grows from the one asked for and is never shorter', () => {
+    assert.deepEqual(
+      [0, 100, 250, 500, 5_000].map((waited) => intervalAfter(waited, 25)),
+      [25, 25, 50, 100, 100],
+    );
+    assert.deepEqual(
+      [0, 1_000, 60_000].map((waited) => intervalAfter(waited, 300)),
+      [300, 300, 300],
+    );
+  });
+
+  test('an interval longer than the slow one is kept as it is', async () => {
+    const run = await wait([response(503), response(503), response(503), response(503), response(503), response(200)], {
+      intervalMs: 300,
+    });
+    assert.deepEqual(times(run), [0, 300, 600, 900, 1_200, 1_500]);
+  });
 
   test('the interval counts from the start of each attempt, so a slow attempt is not followed by a full wait', async () => {
     const slow503: Step = async (_call, clock) => {
