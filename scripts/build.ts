@@ -21,6 +21,7 @@ import * as esbuild from 'esbuild';
 import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
 import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/sea-assets.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
+import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
 import {
@@ -229,7 +230,7 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-export const LAUNCHER_SOURCE = 'src/launcher.c';
+const LAUNCHER_SOURCE = 'src/launcher.c';
 
 /**
  * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
@@ -237,7 +238,7 @@ export const LAUNCHER_SOURCE = 'src/launcher.c';
  * definition twice is no error under -Werror), and nothing of the build machine in the output: the source's
  * path is rewritten to ".", and no build id.
  */
-export const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
+const LAUNCHER_CFLAGS = ['-Os', '-std=gnu11', '-D_GNU_SOURCE=', '-Wall', '-Wextra', '-Werror', `-ffile-prefix-map=${root}=.`];
 export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
 
 /**
@@ -277,17 +278,25 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
   return { files, components };
 }
 
+/**
+ * The compiler's arguments for src/launcher.c, its header (scripts/launcher-header.ts) written into `work` first:
+ * `-c` and the object for the bundle, or flags and an output for a test's build.
+ */
+export function launcherCompile(loader: string, work: string, rest: readonly string[]): string[] {
+  writeFileSync(join(work, LAUNCHER_HEADER), launcherHeader(loader));
+  return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, join(root, LAUNCHER_SOURCE)];
+}
+
 /** src/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
 function buildLauncher(t: Target, output: string, work: string): Component[] {
   const object = join(work, `launcher-${t.arch}.o`);
   try {
-    execFileSync(t.muslGcc, [...LAUNCHER_CFLAGS, `-DLOADER="${t.loader}"`, '-c', '-o', object, join(root, LAUNCHER_SOURCE)], {
-      stdio: 'inherit',
-    });
+    execFileSync(t.muslGcc, launcherCompile(t.loader, work, ['-c', '-o', object]), { stdio: 'inherit' });
     const traced = execFileSync(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object], { encoding: 'utf8' });
     return linkedComponents(traced, (path) => path === object);
   } finally {
     rmSync(object, { force: true });
+    rmSync(join(work, LAUNCHER_HEADER), { force: true });
   }
 }
 

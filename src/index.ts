@@ -3,7 +3,7 @@
 
 import { writeSync } from 'node:fs';
 import type { Child } from './child.ts';
-import { LAUNCHER_ENV, connectLauncher } from './launcher-link.ts';
+import { connectLauncher, startedByLauncher } from './launcher-link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
@@ -13,9 +13,14 @@ import { createSignalRouter } from './signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-// Under the launcher this process has a process group of its own: a terminal never signals it directly.
-const launched = process.env[LAUNCHER_ENV] !== undefined;
-const signals = createSignalRouter(process, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
+// Under the launcher the job's signals come relayed, a terminal's keys marked as such. One sent to this process
+// itself (a `kill -1` of the job's, a key typed before the command took the terminal) is only noted: the launcher
+// got it too and relays it, or the kernel spared its sender.
+const launched = startedByLauncher(process.env);
+const direct = launched
+  ? { on: (signal: NodeJS.Signals) => process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: not forwarded`)) }
+  : process;
+const signals = createSignalRouter(direct, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
 const launcher = connectLauncher(process.env, log);
 launcher?.listen(signals.receive);
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
@@ -54,7 +59,14 @@ main({
   argv: process.argv.slice(2),
   env: process.env,
   version,
-  log,
+  // The launcher's own lines follow the same format.
+  log: {
+    ...log,
+    configure(level, format) {
+      log.configure(level, format);
+      launcher?.logFormat(format);
+    },
+  },
   signals,
   clock: systemClock,
   writeStdout: (text) => {
@@ -66,6 +78,7 @@ main({
   },
   // Classic mode and --install only: their modules' top levels run when first needed.
   loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
+  planQuit: (plan) => launcher?.planQuit(plan),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
   install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
 }).then(exit, (error: unknown) => {

@@ -1,23 +1,33 @@
-// The two pipes to the portable bundle's launcher (src/launcher.c), which stands in front of this process:
-// it receives every signal and relays it here, runs the command when asked (with its original argv and
+// The channel to the portable bundle's launcher (src/launcher.c), which stands in front of this process: it
+// receives every signal and relays it here, runs the command when asked (with its original argv and
 // environment, byte for byte), sends it the signals this side decides to forward, and reports how it ended.
-// Lines in:  sig N k|u PID | started PID | failed ERRNO | exited CODE | signaled N
-// Lines out: hello | run COUNT | kill N | exit CODE
+// It also keeps what it needs to finish the job should this process die: the log format and the quit plan.
+// The lines are those of launcher-protocol.ts.
 
 import { writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Child } from './child.ts';
 import { spawnMessage, type Outcome } from './exit-code.ts';
+import { CHANNEL_ENV, FROM_WRAPPER, SENT_BY_KERNEL, TO_WRAPPER } from './launcher-protocol.ts';
 import type { Logger } from './log.ts';
+import type { LogFormat, QuitPolicy } from './options-table.ts';
 
-/** Set by the launcher for this process only: "<fd to read>,<fd to write>". The command never sees it. */
-export const LAUNCHER_ENV = 'ISTIO_JOB_RUN_LAUNCHER';
+/** What the launcher needs to tell the sidecars to quit itself. */
+export interface QuitPlan {
+  readonly urls: readonly URL[];
+  readonly policy: QuitPolicy;
+  readonly timeoutMs: number;
+}
 
-export interface LauncherLink {
+interface LauncherLink {
   /** Reads the relayed signals from now on: call it once the signal router exists, and not before. */
   listen(onSignal: (signal: number, fromTerminal: boolean) => void): void;
   /** Asks the launcher to run the command: the last `command.length` arguments it was given. */
   run(command: readonly string[]): Child;
+  /** The launcher's own lines follow this format from now on. */
+  logFormat(format: LogFormat): void;
+  /** The sidecars the launcher tells to quit should this process end before it has. */
+  planQuit(plan: QuitPlan): void;
   /** This process's exit code, said before exiting: the launcher passes it on even if the exit itself stalls. */
   declareExit(code: number): void;
 }
@@ -28,29 +38,36 @@ function errnoName(errno: number): string {
   return names.find(([, number]) => number === errno)?.[0] ?? `errno ${errno}`;
 }
 
+/** Whether the launcher started this process (before connectLauncher removes the variable). */
+export const startedByLauncher = (env: NodeJS.ProcessEnv): boolean => env[CHANNEL_ENV] !== undefined;
+
 /** The link, when this process was started by the launcher; the variable is removed from `env` either way. */
 export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLink | undefined {
-  const value = env[LAUNCHER_ENV];
-  delete env[LAUNCHER_ENV];
+  const value = env[CHANNEL_ENV];
+  delete env[CHANNEL_ENV];
   if (value === undefined) return undefined;
-  const fds = /^(\d+),(\d+)$/.exec(value);
-  if (fds === null) {
-    log.warn(`${LAUNCHER_ENV}=${JSON.stringify(value)} is not "<fd>,<fd>": running without the launcher`);
+  if (!/^\d+$/.test(value)) {
+    log.warn(`${CHANNEL_ENV}=${JSON.stringify(value)} is not "<fd>": running without the launcher`);
     return undefined;
   }
-  const output = Number(fds[2]);
-  const input = new Socket({ fd: Number(fds[1]), readable: true, writable: false });
-  input.setEncoding('latin1');
+  const fd = Number(value);
+  const channel = new Socket({ fd, readable: true, writable: false });
+  channel.setEncoding('latin1');
 
   let onSignal: ((signal: number, fromTerminal: boolean) => void) | undefined;
   let command: { settle: (outcome: Outcome) => void; pid: number | undefined; ended: boolean } | undefined;
   let buffered = '';
 
-  const send = (line: string): void => {
-    try {
-      writeSync(output, `${line}\n`);
-    } catch {
-      // The launcher is gone: the process is already on its way out.
+  // Synchronous, so a line is out before an exit; the socket is non-blocking, and a line this short finds
+  // room unless the launcher has stopped reading.
+  const send = (...words: (string | number)[]): void => {
+    const bytes = Buffer.from(`${words.join(' ')}\n`);
+    for (let written = 0, tries = 0; written < bytes.length && tries < 1000; tries++) {
+      try {
+        written += writeSync(fd, bytes, written);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return; // the launcher is gone
+      }
     }
   };
   const finish = (outcome: Outcome): void => {
@@ -59,46 +76,46 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
     command.settle(outcome);
   };
   const handle = (line: string): void => {
-    const [kind, first = '', second] = line.split(' ');
+    const [verb, first = '', second] = line.split(' ');
     const n = Number(first);
-    switch (kind) {
-      case 'sig':
-        onSignal?.(n, second === 'k');
+    switch (verb) {
+      case TO_WRAPPER.signal:
+        onSignal?.(n, second === SENT_BY_KERNEL);
         return;
-      case 'started':
+      case TO_WRAPPER.started:
         if (command !== undefined) command.pid = n;
         log.debug(`the command runs as pid ${n}`);
         return;
-      case 'failed': {
+      case TO_WRAPPER.failed: {
         const errno = errnoName(n);
         finish({ kind: 'spawn-failed', errno, message: spawnMessage(errno) });
         return;
       }
-      case 'exited':
+      case TO_WRAPPER.exited:
         finish({ kind: 'exited', code: n });
         return;
-      case 'signaled':
+      case TO_WRAPPER.signaled:
         finish({ kind: 'signaled', signal: n });
         return;
       default:
         log.debug(`unknown line from the launcher: ${JSON.stringify(line)}`);
     }
   };
-  input.on('data', (chunk: string) => {
+  channel.on('data', (chunk: string) => {
     const lines = (buffered + chunk).split('\n');
     buffered = lines.pop() ?? '';
     for (const line of lines) handle(line);
   });
-  input.on('error', () => undefined);
-  input.on('close', () => finish({ kind: 'spawn-failed', errno: 'EPIPE', message: 'lost: the launcher is gone' }));
-  // Nothing is read until listen(): the launcher holds every signal in the pipe until then.
-  input.pause();
+  channel.on('error', () => undefined);
+  channel.on('close', () => finish({ kind: 'spawn-failed', errno: 'EPIPE', message: 'lost: the launcher is gone' }));
+  // Nothing is read until listen(): the launcher holds every signal in the socket until then.
+  channel.pause();
 
   return {
     listen(listener) {
       onSignal = listener;
-      input.resume();
-      send('hello');
+      channel.resume();
+      send(FROM_WRAPPER.hello);
     },
     run(argv) {
       let settle: (outcome: Outcome) => void = () => undefined;
@@ -107,7 +124,7 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
       });
       const current = { settle, pid: undefined as number | undefined, ended: false };
       command = current;
-      send(`run ${argv.length}`);
+      send(FROM_WRAPPER.run, argv.length);
       return {
         get pid() {
           return current.pid;
@@ -120,13 +137,20 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
         outcome,
         kill(signal) {
           if (current.ended) return false;
-          send(`kill ${signal}`);
+          send(FROM_WRAPPER.kill, signal);
           return true;
         },
       };
     },
+    logFormat(format) {
+      send(FROM_WRAPPER.log, format);
+    },
+    planQuit(plan) {
+      const urls = plan.policy === 'never' ? [] : plan.urls.map((url) => url.href);
+      send(FROM_WRAPPER.quit, plan.policy, Math.round(plan.timeoutMs), ...urls);
+    },
     declareExit(code) {
-      send(`exit ${code}`);
+      send(FROM_WRAPPER.exit, code);
     },
   };
 }

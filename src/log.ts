@@ -6,7 +6,8 @@ import { writeSync } from 'node:fs';
 import type { LogFormat, LogLevel } from './options-table.ts';
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-const PREFIX = 'istio-job-run:';
+/** What leads each line in the text format, the launcher's own lines too. */
+export const PREFIX = 'istio-job-run:';
 
 export type Fields = Readonly<Record<string, string | number | boolean | undefined>>;
 

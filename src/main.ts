@@ -8,6 +8,7 @@ import type { Clock } from './clock.ts';
 import { type AnnotationsFile, type Detection, describeSidecars, detect } from './detect.ts';
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
+import type { QuitPlan } from './launcher-link.ts';
 import type { Logger } from './log.ts';
 import { parseInvocation } from './options-parse.ts';
 import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
@@ -25,6 +26,8 @@ export interface System {
   readonly writeStdout: (text: string) => void;
   readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
+  /** The sidecars to tell to quit should this process die first: the portable bundle's launcher does then. */
+  readonly planQuit?: (plan: QuitPlan) => void;
   /** --install DIR; returns the exit code. */
   readonly install: (dir: string) => number | Promise<number>;
   /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
@@ -55,6 +58,8 @@ export async function main(sys: System): Promise<number> {
     ...readAnnotations(sys, options),
   });
   const proxy = await announce(sys, options, detection);
+  const quitUrls = proxy === undefined ? [] : detection.sidecars.flatMap((sidecar) => sidecar.quit);
+  sys.planQuit?.({ urls: quitUrls, policy: options.quit, timeoutMs: options.quitTimeout });
 
   let code: number;
   try {

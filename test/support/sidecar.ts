@@ -82,6 +82,10 @@ export class Sidecar extends EventEmitter {
   get quitUrl(): string {
     return `http://${this.#hostInUrl()}:${this.#ports.agent}/quitquitquit`;
   }
+  /** The wrapper's options for classic mode against this stand-in. */
+  classicArgs(...extra: string[]): string[] {
+    return ['--sidecar', 'classic', '--ready-url', this.readyUrl, '--quit-url', this.quitUrl, ...extra];
+  }
   get adminUrl(): string {
     return `http://${this.#hostInUrl()}:${this.#ports.admin}`;
   }

@@ -1,0 +1,78 @@
+// A stand-in for the wrapper, started by a test build of src/launcher.c in its place: it speaks the protocol
+// through src/launcher-link.ts, as the wrapper does, and acts as its first argument says. The arguments after
+// `--` are the command.
+//   run                  relay each signal to the command, run it, say its exit code, exit
+//   silent               never say hello: a wrapper stuck at start-up
+//   version              write "fake 1.0" to stdout (as --version does), say exit code 0, exit
+//   die-while-running    run the command, then die of SIGKILL as soon as it runs
+//   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
+//   hang-after           run the command, then never say a code: a wrapper that stopped answering
+//   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
+//   flood                write 4 MiB of log lines first (with any of the above)
+//   json                 ask for the launcher's lines as JSON first (with any of the above)
+//   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
+//   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
+// It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
+
+import { writeSync } from 'node:fs';
+import { createLogger, writeStderr } from '../../../src/log.ts';
+import { connectLauncher } from '../../../src/launcher-link.ts';
+import type { QuitPolicy } from '../../../src/options-table.ts';
+
+const separator = process.argv.indexOf('--');
+const modes = process.argv.slice(2, separator);
+const command = process.argv.slice(separator + 1);
+const say = (line: string): void => writeStderr(`fake: ${line}\n`);
+
+const link = connectLauncher(process.env, createLogger());
+if (link === undefined) throw new Error('not started by the launcher');
+say(`pid ${process.pid}`);
+for (const mode of modes) {
+  const plan = /^plan=([a-z-]+):(\d+):(.+)$/.exec(mode);
+  if (plan !== null) link.planQuit({ policy: plan[1] as QuitPolicy, timeoutMs: Number(plan[2]), urls: [new URL(plan[3] ?? '')] });
+}
+if (modes.includes('json')) link.logFormat('json');
+if (modes.includes('flood')) {
+  const line = `fake: ${'x'.repeat(1023)}\n`;
+  for (let i = 0; i < 4096; i++) writeStderr(line);
+}
+// Keeps the process alive whatever it waits for.
+const alive = setInterval(() => undefined, 60_000);
+
+if (modes.includes('version')) {
+  writeSync(1, 'fake 1.0\n');
+  link.declareExit(0);
+  process.exit(0);
+} else if (modes.includes('silent')) {
+  say('not saying hello');
+} else {
+  let child: ReturnType<typeof link.run> | undefined;
+  const counting = Number(/^count=(\d+)$/.exec(modes.find((mode) => mode.startsWith('count=')) ?? '')?.[1] ?? 0);
+  let counted = 0;
+  const listen = (): void =>
+    link.listen((signal, fromTerminal) => {
+      if (counting === 0) {
+        say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
+        child?.kill(signal);
+      } else if (++counted === counting) {
+        say(`counted ${counted}`);
+      }
+    });
+  if (modes.includes('hello-on-usr2')) process.once('SIGUSR2', listen);
+  else listen();
+  child = link.run(command);
+  if (modes.includes('die-while-running')) {
+    const check = setInterval(() => {
+      if (child?.pid !== undefined) process.kill(process.pid, 'SIGKILL');
+    }, 5);
+    check.unref();
+  }
+  const outcome = await child.outcome;
+  say(`outcome ${JSON.stringify(outcome)}`);
+  if (modes.includes('die-after')) process.kill(process.pid, 'SIGKILL');
+  if (modes.includes('hang-after')) await new Promise(() => undefined);
+  const code = outcome.kind === 'exited' ? outcome.code : outcome.kind === 'signaled' ? 128 + outcome.signal : 127;
+  clearInterval(alive);
+  link.declareExit(code);
+  process.exit(code);
+}

@@ -1,0 +1,21 @@
+// Every queued instance of a real-time signal reaches the wrapper, even when there are more than the channel
+// holds while the wrapper is not yet reading (they wait in the launcher as a count); standard signals pending
+// at once are merged, as the kernel merges them.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildLauncher, fakePid, launch } from './support.ts';
+
+const launcher = buildLauncher();
+/** More lines than the socket pair's buffer and the launcher's own hold: the rest waits as a count. */
+const INSTANCES = 30_000;
+
+test(`${INSTANCES} instances of signal 40 before the wrapper reads: each one relayed`, async () => {
+  const running = launch(launcher, ['hello-on-usr2', `count=${INSTANCES}`, 'run'], ['/bin/sh', '-c', 'read line; exit 0']);
+  const pid = await fakePid(running);
+  for (let i = 0; i < INSTANCES; i++) process.kill(running.pid, 40);
+  process.kill(pid, 'SIGUSR2');
+  await running.line(new RegExp(`^fake: counted ${INSTANCES}$`), 'stderr');
+  running.process.stdin?.end('\n');
+  assert.equal((await running.finished).code, 0);
+});
