@@ -107,7 +107,7 @@ const foreignLines = (stderr: string): string[] =>
 
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Counts of "signal NAME" lines from the reporter fixture. */
+/** Counts of "signal NAME" lines from a job that reports signals (the reporter fixture, the C helper's catch). */
 const reportedCount = (stdout: string, signal: string): number => stdout.split('\n').filter((line) => line === `signal ${signal}`).length;
 
 function joinGot(parts: (string | false | undefined)[]): string {
@@ -935,7 +935,7 @@ const oomKills = (): number => Number(readFileSync('/proc/vmstat', 'utf8').match
 const blamesOom = (stderr: string): string[] => stderr.split('\n').filter((line) => /out-of-memory|out of memory|\bOOM\b/i.test(line));
 
 /**
- * Sends `signal` to `pid` and waits for the reporter to say it got it, twice: then every signal relayed before the first
+ * Sends `signal` to `pid` and waits for the job to say it got it, twice: then every signal relayed before the first
  * has been reported (signals pending together are handled highest number first, so one round is not enough).
  */
 async function barrier(spawned: Spawned, pid: number, signal = 'SIGPWR'): Promise<boolean> {
@@ -949,6 +949,16 @@ async function barrier(spawned: Spawned, pid: number, signal = 'SIGPWR'): Promis
     }
   }
   return true;
+}
+
+/** The C helper as a job that reports each signal delivery at once and obeys kill verbs on stdin (hostile.c, `catch`). */
+const CATCHER = (): string[] => [helper(), 'catch'];
+
+/** Tells the catcher to run one of its kill verbs; undefined when it said "killed", else what it said. */
+async function catcherKills(spawned: Spawned, verb: string, signal: string): Promise<string | undefined> {
+  spawned.helperProcess.stdin?.write(`${verb} ${signo(signal)}\n`);
+  const said = await spawned.line(/^kill/);
+  return said === 'killed' ? undefined : `the command's ${verb} said "${said}"`;
 }
 
 /** Judges a run the launcher must see through: the job's code, a quit acknowledged, and no false blame on the OOM killer. */
@@ -978,7 +988,7 @@ const WAITING_JOB = ['/bin/sh', '-c', 'echo "ready $$"; read line; exit 3'];
 const ignoredSigchld: HostileCase = {
   name: 'SIGCHLD ignored by the parent',
   about:
-    'started by a parent that sets SIGCHLD to SIG_IGN and execs the wrapper (Perl, Python, the C helper), classic mode, a job that ' +
+    'started by a parent that sets SIGCHLD to SIG_IGN and execs the wrapper (Perl or Python), classic mode, a job that ' +
     `exits 3: exit 3 within ${EXIT_BOUND_MS} ms of the job's end, the quit acknowledged`,
   tries: { short: 2, long: 30 },
   async run(i) {
@@ -1048,12 +1058,12 @@ function jobControlCase(name: string, about: string, controls: readonly Control[
 /** `sh -c SCRIPT` through the wrapper, as typed at the shell (the wrapper as a shell word). */
 const typedJob = (script: string): string => `${WRAPPER} --sidecar none -- /bin/sh -c '${script}'`;
 
-/** The state letters of the processes of the job started last under the shell (the command's, by its marker in argv). */
+/** The state letter of the command under the shell: the process whose last argument (cmdline ends in a NUL) holds `marker`. */
 function commandState(shell: Shell, marker: string): string | undefined {
   for (const pid of tree(shell.pid)) {
     try {
       if (
-        readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').at(-1)?.includes(marker) &&
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').at(-2)?.includes(marker) &&
         !readlinkSync(`/proc/${pid}/exe`).includes('istio-job-run')
       )
         return processState(pid);
@@ -1063,6 +1073,9 @@ function commandState(shell: Shell, marker: string): string | undefined {
   }
   return undefined;
 }
+
+/** A line of output at the shell: at the start of a line, or after a prompt (a background job's). */
+const output = (text: string): RegExp => new RegExp(`(^|\\$ )${text}$`);
 
 /** Whether the shell has its prompt: it runs a typed line (its output differs from the typed text). */
 async function prompt(shell: Shell, n: number): Promise<boolean> {
@@ -1080,7 +1093,7 @@ const ctrlZ: HostileCase = jobControlCase(
       sent: 'Ctrl-Z, then fg',
       async run(shell) {
         shell.line(typedJob('echo job-$((1+1)); read x; echo got-$x; exit 5'));
-        if (!(await shell.shows(/^job-2$/))) return ['the job never started'];
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         shell.keys(['C-z']);
         const problems: string[] = [];
         if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
@@ -1089,9 +1102,10 @@ const ctrlZ: HostileCase = jobControlCase(
         if (state !== 'T') problems.push(`Ctrl-Z: the command is ${state ?? 'gone'}, not stopped`);
         shell.line('fg');
         shell.line('hello');
-        if (!(await shell.shows(/^got-hello$/))) return [...problems, 'fg: the typed line never reached the command'];
+        if (!(await shell.shows(output('got-hello')))) return [...problems, 'fg: the typed line never reached the command'];
         shell.line('echo code-$((0+$?))');
-        if (!(await shell.shows(/^code-5$/))) problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
+        if (!(await shell.shows(output('code-5'))))
+          problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
         return problems;
       },
     },
@@ -1100,14 +1114,14 @@ const ctrlZ: HostileCase = jobControlCase(
       async run(shell, scratch) {
         const go = join(scratch, 'go');
         shell.line(typedJob(`echo job-$((1+1)); until [ -e ${go} ]; do sleep 0.02; done; echo bg-done; exit 5`));
-        if (!(await shell.shows(/^job-2$/))) return ['the job never started'];
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         shell.keys(['C-z']);
         const problems: string[] = [];
         if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
         if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
         shell.line('bg');
         writeFileSync(go, '');
-        if (!(await shell.shows(/^bg-done$/))) return [...problems, 'bg: the command never went on'];
+        if (!(await shell.shows(output('bg-done')))) return [...problems, 'bg: the command never went on'];
         if (!(await shell.shows(/Exit 5/))) problems.push('bg: the shell never saw "Exit 5"');
         return problems;
       },
@@ -1124,15 +1138,16 @@ const backgroundRead: HostileCase = jobControlCase(
       sent: 'job & (the command reads), then fg',
       async run(shell) {
         shell.line(`${typedJob('echo job-$((1+1)); read x; echo got-$x; exit 5')} &`);
-        if (!(await shell.shows(/^job-2$/))) return ['the job never started'];
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         const problems: string[] = [];
         if (!(await shell.shows(/Stopped/))) problems.push('no "Stopped" from the shell');
         if (!(await prompt(shell, 1))) return [...problems, 'the shell never got its prompt back'];
         shell.line('fg');
         shell.line('hello');
-        if (!(await shell.shows(/^got-hello$/))) return [...problems, 'fg: the typed line never reached the command'];
+        if (!(await shell.shows(output('got-hello')))) return [...problems, 'fg: the typed line never reached the command'];
         shell.line('echo code-$((0+$?))');
-        if (!(await shell.shows(/^code-5$/))) problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
+        if (!(await shell.shows(output('code-5'))))
+          problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
         return problems;
       },
     },
@@ -1148,7 +1163,7 @@ const tostop: HostileCase = jobControlCase(
       sent: `stty tostop; ${flag}`,
       async run(shell) {
         shell.line(`stty tostop; ${WRAPPER} ${flag}; echo code-$((0+$?))`);
-        if (await shell.shows(/^code-0$/)) return [];
+        if (await shell.shows(output('code-0'))) return [];
         return [shell.screen().includes('Stopped') ? 'the wrapper stopped (tty output)' : 'no exit within 5 s'];
       },
     }),
@@ -1158,7 +1173,7 @@ const tostop: HostileCase = jobControlCase(
 const broadcastAsPid1: HostileCase = {
   name: 'kill -1 from a job alone in its PID namespace',
   about:
-    'the wrapper as PID 1, classic mode; the command (the reporter) sends STOP, KILL or TERM to -1 (every process but itself and ' +
+    'the wrapper as PID 1, classic mode; the command (the C helper) sends STOP, KILL or TERM to -1 (every process but itself and ' +
     'PID 1: the Node half), then exits 3 when told: exit 3, the quit acknowledged, no TERM sent back to the command (a PWR to PID 1 ' +
     'after it reaches the command first), no line ' +
     'blaming the out-of-memory killer',
@@ -1167,14 +1182,13 @@ const broadcastAsPid1: HostileCase = {
     const signal = (['SIGSTOP', 'SIGKILL', 'SIGTERM'] as const)[i % 3] ?? 'SIGSTOP';
     return withStandIn({}, async (sidecar) => {
       const oomBefore = oomKills();
-      const spawned = spawnHow(pid1Argv(true, [WRAPPER, ...CLASSIC, '--', NODE, REPORTER]), { timeoutMs: 10_000 });
+      const spawned = spawnHow(pid1Argv(true, [WRAPPER, ...CLASSIC, '--', ...CATCHER()]), { timeoutMs: 10_000 });
       const pid = await target(spawned, true);
       const problems: string[] = [];
       try {
-        await spawned.line(/^ready \d+ \d+$/);
-        spawned.helperProcess.stdin?.write(`kill-all ${signal}\n`);
-        const said = await spawned.line(/^kill/);
-        if (said !== 'killed') problems.push(`the command's kill(-1) said ${said}`);
+        await spawned.line(/^ready \d+$/);
+        const said = await catcherKills(spawned, 'kill-all', signal);
+        if (said !== undefined) problems.push(said);
         // Any TERM passed back to the command is relayed before a PWR sent after it.
         if (signal === 'SIGTERM' && !(await barrier(spawned, pid))) problems.push('a PWR sent to PID 1 never reached the command');
       } catch (error) {
@@ -1365,25 +1379,18 @@ interface GroupSend {
   send(started: number, spawned: Spawned): Promise<string | undefined>;
 }
 
-/** Tells the reporter to run one of its kill verbs; undefined when it said "killed", else what it said. */
-async function reporterKills(spawned: Spawned, verb: string, signal: string): Promise<string | undefined> {
-  spawned.helperProcess.stdin?.write(`${verb} ${signal}\n`);
-  const said = await spawned.line(/^kill/);
-  return said === 'killed' ? undefined : `the command's ${verb} said "${said}"`;
-}
-
 const GROUP_SENDS: readonly GroupSend[] = [
   {
     sent: '`kill 0` (TERM) from the command, under setsid',
     prefix: ['setsid'],
     signal: 'SIGTERM',
-    send: (_, spawned) => reporterKills(spawned, 'kill-group', 'SIGTERM'),
+    send: (_, spawned) => catcherKills(spawned, 'kill-group', 'SIGTERM'),
   },
   {
     sent: '`kill -TERM -- -$$` from the command, under setsid',
     prefix: ['setsid'],
     signal: 'SIGTERM',
-    send: (_, spawned) => reporterKills(spawned, 'kill-own-group', 'SIGTERM'),
+    send: (_, spawned) => catcherKills(spawned, 'kill-own-group', 'SIGTERM'),
   },
   ...(['SIGTERM', 'SIGINT'] as const).map(
     (signal): GroupSend => ({
@@ -1402,25 +1409,25 @@ const GROUP_SENDS: readonly GroupSend[] = [
     sent: '`kill 0` (TERM) from the command, under setsid, as PID 1',
     prefix: ['unshare', '--pid', '--fork', '--mount-proc', 'setsid'],
     signal: 'SIGTERM',
-    send: (_, spawned) => reporterKills(spawned, 'kill-group', 'SIGTERM'),
+    send: (_, spawned) => catcherKills(spawned, 'kill-group', 'SIGTERM'),
   },
 ];
 
 const groupSignals: HostileCase = {
   name: 'group signals reach the command once',
   about:
-    'the command (the reporter) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`), or coreutils timeout passes ' +
+    'the command (the C helper, taking signals from a signalfd) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`), or coreutils timeout passes ' +
     'a TERM or INT on to the wrapper and to its group; a PWR to the wrapper as a barrier: the command gets the signal exactly once, ' +
     'its own kill succeeds, and it exits 3 when told',
   tries: { short: GROUP_SENDS.length, long: GROUP_SENDS.length * 10 },
   async run(i) {
     const how = GROUP_SENDS[i % GROUP_SENDS.length] ?? GROUP_SENDS[0]!;
     const pid1 = how.prefix[0] === 'unshare';
-    const spawned = spawnHow([...how.prefix, WRAPPER, '--sidecar', 'none', '--', NODE, REPORTER], { timeoutMs: 10_000 });
+    const spawned = spawnHow([...how.prefix, WRAPPER, '--sidecar', 'none', '--', ...CATCHER()], { timeoutMs: 10_000 });
     const problems: string[] = [];
     try {
       const started = await spawned.pid;
-      await spawned.line(/^ready \d+ \d+$/);
+      await spawned.line(/^ready \d+$/);
       const launcher = pid1 || how.prefix[0] === 'timeout' ? await childOf(started) : started;
       const said = await how.send(started, spawned);
       if (said !== undefined) problems.push(said);
@@ -1472,7 +1479,9 @@ const realTimeQueue: HostileCase = {
           ? 'the command never counted'
           : got === sent
             ? 'every instance forwarded'
-            : `about ${Math.max(1, Math.round((sent - got) / 1000))}k of ${sent} lost`,
+            : sent - got < 1000
+              ? `${sent - got} of ${sent} lost`
+              : `about ${Math.round((sent - got) / 1000)}k of ${sent} lost`,
       ]),
     };
   },
