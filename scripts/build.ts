@@ -3,7 +3,7 @@
 // its C libraries, its loader and a static launcher, for images without any libc).
 // scripts/release.ts reuses these steps for every architecture.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -19,7 +19,7 @@ import {
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
-import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET } from '../src/sea-assets.ts';
+import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/sea-assets.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
 import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
 import { NOTICES, renderNotices } from './notices.ts';
@@ -36,6 +36,7 @@ import {
   type BundleFile,
   type Component,
 } from './provenance.ts';
+import { howToGet, need, runMain, runTool, StepError } from './tools.ts';
 
 export const dist = join(root, 'dist');
 export const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
@@ -62,12 +63,18 @@ export function target(arch: Arch): Target {
 const tool = (t: Target, name: string): string => (t.native ? name : `${t.triplet}-${name}`);
 const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
-/** The main script without the HTTP client: src/load-http.ts loads that from an asset, in classic mode only. */
-const httpApart: esbuild.Plugin = {
-  name: 'http-apart',
+/**
+ * The main script without the HTTP client and the manifest tools: src/load-http.ts and src/manifest/load.ts load
+ * those from assets, in classic mode and for --check/--inject only.
+ */
+const apart: esbuild.Plugin = {
+  name: 'apart',
   setup(build) {
     build.onResolve({ filter: /\/http\.ts$/ }, (args) =>
       args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
+    );
+    build.onResolve({ filter: /\/cli\.ts$/ }, (args) =>
+      args.importer.endsWith('manifest/load.ts') ? { path: args.path, external: true } : undefined,
     );
   },
 };
@@ -97,6 +104,8 @@ export interface Scripts {
   readonly app: string;
   /** src/http.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
+  /** src/manifest/cli.ts with yaml, as CommonJS: an asset of the executable. */
+  readonly manifest: string;
   /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
   readonly inputs: readonly string[];
 }
@@ -106,12 +115,14 @@ export async function bundleJs(dir: string): Promise<Scripts> {
   const main = join(dir, 'sea-main.cjs');
   const app = join(dir, APP_ASSET);
   const http = join(dir, HTTP_ASSET);
+  const manifest = join(dir, MANIFEST_ASSET);
   const inputs = [
     ...(await esbuildCommonJs('src/sea-main.ts', main, [])),
-    ...(await esbuildCommonJs('src/index.ts', app, [httpApart])),
+    ...(await esbuildCommonJs('src/index.ts', app, [apart])),
     ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
+    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [])),
   ];
-  return { main, app, http, inputs: [...new Set(inputs)].sort() };
+  return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
 }
 
 /** One CommonJS bundle; the files it read. Paths are relative to the repository, so no clone's path gets in. */
@@ -172,7 +183,7 @@ function codeCache(t: Target, js: string, cacheAsset: string, work: string, args
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {},
   });
-  if (run.status !== exitCode) throw new Error(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
+  if (run.status !== exitCode) throw new StepError(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
   return cache;
 }
 
@@ -196,7 +207,7 @@ export async function buildExecutable(
   const node = join(work, `node-${t.arch}`);
   copyFileSync(await nodeBinary(t.arch), node);
   // Strip before the blob goes in: stripping afterwards would cut it out.
-  execFileSync(tool(t, 'strip'), ['--strip-all', node]);
+  runTool(tool(t, 'strip'), ['--strip-all', node]);
   const config = join(work, `sea-${t.arch}.json`);
   // Paths relative to WORK (node runs there): the blob holds no clone's path.
   const inWork = (path: string): string => relative(work, path);
@@ -209,6 +220,7 @@ export async function buildExecutable(
         [APP_CACHE_ASSET]: inWork(codeCache(t, scripts.app, APP_CACHE_ASSET, work, APP_CACHE_RUN, EXIT_WRAPPER_FAILED)),
         [HTTP_ASSET]: inWork(scripts.http),
         [HTTP_CACHE_ASSET]: inWork(codeCache(t, scripts.http, HTTP_CACHE_ASSET, work, [], 0)),
+        [MANIFEST_ASSET]: inWork(scripts.manifest),
       },
       output: inWork(output),
       executable: inWork(node),
@@ -220,7 +232,7 @@ export async function buildExecutable(
       execArgvExtension: 'none',
     }),
   );
-  execFileSync(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+  runTool(pinnedNode(), [...PREDICTABLE, '--build-sea', inWork(config)], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(node);
 }
 
@@ -290,9 +302,11 @@ export function launcherCompile(loader: string, work: string, rest: readonly str
 /** src/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
 function buildLauncher(t: Target, output: string, work: string): Component[] {
   const object = join(work, `launcher-${t.arch}.o`);
+  // A cross target's musl-gcc (Debian's musl-dev of that architecture) is a script that runs the cross gcc.
+  need(t.muslGcc, ...(t.native ? [] : [`${t.triplet}-gcc`]));
   try {
-    execFileSync(t.muslGcc, launcherCompile(t.loader, work, ['-c', '-o', object]), { stdio: 'inherit' });
-    const traced = execFileSync(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object], { encoding: 'utf8' });
+    runTool(t.muslGcc, launcherCompile(t.loader, work, ['-c', '-o', object]), { stdio: 'inherit' });
+    const traced = runTool(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object]);
     return linkedComponents(traced, (path) => path === object);
   } finally {
     rmSync(object, { force: true });
@@ -304,7 +318,7 @@ function buildLauncher(t: Target, output: string, work: string): Component[] {
 function neededLibraries(t: Target, executable: string): string[] {
   const found = new Set<string>();
   const visit = (file: string): void => {
-    const dynamic = execFileSync('readelf', ['-d', file], { encoding: 'utf8' });
+    const dynamic = runTool('readelf', ['-d', file]);
     for (const [, name] of dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)) {
       if (name === undefined || name === t.loader || found.has(name)) continue;
       found.add(name);
@@ -320,9 +334,10 @@ function findLibrary(t: Target, name: string): string {
     const path = join(dir, name);
     if (existsSync(path)) return realpathSync(path);
   }
-  throw new Error(
-    `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}` +
-      (t.native ? '' : ` (install Debian's ${basename(name).split('.so')[0]}-${t.arch}-cross packages)`),
+  throw new StepError(
+    t.native
+      ? `${howToGet(name)} (looked in ${libDirs(t).join(', ')})`
+      : `${name} for ${t.arch} is not in ${libDirs(t).join(', ')}: it comes with Debian's ${t.arch}-cross libraries (\`npm run setup -- --tests\` installs them, as root)`,
   );
 }
 
@@ -349,4 +364,4 @@ async function build(): Promise<void> {
   process.stderr.write(`built dist/istio-job-run and dist/bundle/ (istio-job-run ${version}, linux-${process.arch})\n`);
 }
 
-if (import.meta.main) await build();
+if (import.meta.main) await runMain('build', build);

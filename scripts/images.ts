@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dist, version, type Arch } from './build.ts';
 import { buildImage, Podman } from './podman.ts';
+import { need, runMain, StepError } from './tools.ts';
 
 export const IMAGE_ARCHES: readonly Arch[] = ['x64', 'arm64'];
 export const archiveName = `istio-job-run-${version}.oci.tar`;
@@ -18,8 +19,9 @@ export const archiveName = `istio-job-run-${version}.oci.tar`;
 export async function writeImages(outDir: string): Promise<string> {
   for (const arch of IMAGE_ARCHES) {
     const tarball = join(dist, 'release', `istio-job-run-${version}-linux-${arch}.tar.gz`);
-    if (!existsSync(tarball)) throw new Error(`${tarball} is missing: run npm run release first`);
+    if (!existsSync(tarball)) throw new StepError(`${tarball} is missing: run npm run release first`);
   }
+  need('podman', 'runc', 'catatonit');
   mkdirSync(outDir, { recursive: true });
   const archive = join(outDir, archiveName);
   rmSync(archive, { force: true });
@@ -38,7 +40,9 @@ export async function writeImages(outDir: string): Promise<string> {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: join(dist, 'images') } } });
-  const archive = await writeImages(resolve(values.out));
-  process.stderr.write(`wrote ${archive} (linux/amd64, linux/arm64)\n`);
+  await runMain('images', async () => {
+    const { values } = parseArgs({ options: { out: { type: 'string', default: join(dist, 'images') } } });
+    const archive = await writeImages(resolve(values.out));
+    process.stderr.write(`wrote ${archive} (linux/amd64, linux/arm64)\n`);
+  });
 }

@@ -2,17 +2,17 @@
 // executable use it, never the host's Node. npm installs only the package of this machine's
 // architecture; the other one is fetched with `npm pack` when a release needs it.
 
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runTool, StepError } from './tools.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The Node that runs this script's tools: the pinned one of this machine's architecture. */
 export function pinnedNode(): string {
   const path = join(root, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');
-  if (!existsSync(path)) throw new Error(`${path} is missing: run npm ci`);
+  if (!existsSync(path)) throw new StepError(`${path} is missing: run \`npm run setup\` (or npm ci)`);
   return path;
 }
 
@@ -22,15 +22,13 @@ export async function nodeBinary(arch: string): Promise<string> {
   if (existsSync(installed)) return installed;
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string> };
   const version = pkg.optionalDependencies[`node-linux-${arch}`];
-  if (version === undefined) throw new Error(`package.json pins no node-linux-${arch}`);
+  if (version === undefined) throw new StepError(`package.json pins no node-linux-${arch}`);
   const cache = join(root, 'dist', '.cache', `node-linux-${arch}-${version}`);
   const binary = join(cache, 'package', 'bin', 'node');
   if (!existsSync(binary)) {
     mkdirSync(cache, { recursive: true });
-    const tarball = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${version}`, '--pack-destination', cache], {
-      encoding: 'utf8',
-    }).trim();
-    execFileSync('tar', ['-xzf', join(cache, tarball.split('\n').at(-1) ?? ''), '-C', cache, 'package/bin/node']);
+    const tarball = runTool('npm', ['pack', '--silent', `node-linux-${arch}@${version}`, '--pack-destination', cache]).trim();
+    runTool('tar', ['-xzf', join(cache, tarball.split('\n').at(-1) ?? ''), '-C', cache, 'package/bin/node']);
   }
   return binary;
 }

@@ -1,6 +1,6 @@
 // podman with all of its state private to one run: storage, run root and temporary files under a folder
 // of its own, its own containers.conf (runc, file events, ulimits runc accepts here), every call bounded by
-// `timeout -k`, and everything removed at the end. How podman behaves on this machine: ../shared/PODMAN.md.
+// `timeout -k`, and everything removed at the end.
 // Used by `npm run images` (scripts/images.ts) and the runtime suite (test/runtime/).
 
 import { execFile, spawnSync } from 'node:child_process';
@@ -49,7 +49,9 @@ export class Podman {
     const podman = Podman.create('istio-job-run-podman-check-');
     try {
       const { status } = spawnSyncStatus(podman.#argv(['info', '--format', '{{.Host.OCIRuntime.Name}}'], 30), podman.#env);
-      return status === 0 ? undefined : 'needs root and podman, runc, catatonit, iptables (Debian packages; .ci/run installs them)';
+      return status === 0
+        ? undefined
+        : 'needs root and podman, runc, catatonit, iptables (Debian packages; `npm run setup -- --tests` installs them)';
     } finally {
       rmSync(podman.dir, { recursive: true, force: true });
     }

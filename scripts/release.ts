@@ -6,7 +6,7 @@
 // Reproducible: the same commit gives the same bytes in any clone, at any time (docs/RELEASE.md; checked by
 // npm run release:check, scripts/reproduce.ts).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { bundleJs, buildBundle, buildExecutable, dist, target, version, type Arc
 import { NOTICES } from './notices.ts';
 import { root } from './pinned-node.ts';
 import { makeSbom } from './sbom.ts';
+import { runMain, runTool, StepError } from './tools.ts';
 
 const ARCHES: readonly Arch[] = ['x64', 'arm64'];
 
@@ -25,15 +26,13 @@ export function sourceDateEpoch(): number {
   const given = process.env['SOURCE_DATE_EPOCH'];
   if (given !== undefined && given !== '') {
     if (!/^\d+$/.test(given))
-      throw new Error(`SOURCE_DATE_EPOCH is ${JSON.stringify(given)}: it must be seconds since 1970 (git log -1 --format=%ct)`);
+      throw new StepError(`SOURCE_DATE_EPOCH is ${JSON.stringify(given)}: it must be seconds since 1970 (git log -1 --format=%ct)`);
     return Number(given);
   }
   try {
-    return Number(
-      execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
-    );
+    return Number(runTool('git', ['log', '-1', '--format=%ct'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).trim());
   } catch {
-    throw new Error("not a git checkout: set SOURCE_DATE_EPOCH to the release commit's time (git log -1 --format=%ct)");
+    throw new StepError("not a git checkout: set SOURCE_DATE_EPOCH to the release commit's time (git log -1 --format=%ct)");
   }
 }
 
@@ -49,7 +48,7 @@ async function tarball(dir: string, output: string, epoch: number): Promise<void
   );
   const gzip = spawn('gzip', ['-9n'], { stdio: [tar.stdout, openSync(output, 'w'), 'inherit'] });
   const [[tarCode], [gzipCode]] = (await Promise.all([once(tar, 'exit'), once(gzip, 'exit')])) as [[number | null], [number | null]];
-  if (tarCode !== 0 || gzipCode !== 0) throw new Error(`tar (${tarCode}) | gzip (${gzipCode}) of ${dir} failed`);
+  if (tarCode !== 0 || gzipCode !== 0) throw new StepError(`tar (${tarCode}) | gzip (${gzipCode}) of ${dir} failed`);
 }
 
 async function release(): Promise<void> {
@@ -78,7 +77,7 @@ async function release(): Promise<void> {
       );
     }
     const names = readdirSync(out).sort();
-    const sums = execFileSync('sha256sum', names, { cwd: out, encoding: 'utf8' });
+    const sums = runTool('sha256sum', names, { cwd: out });
     writeFileSync(join(out, 'SHA256SUMS'), sums);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -87,10 +86,10 @@ async function release(): Promise<void> {
 }
 
 function duSize(dir: string): number {
-  return Number(execFileSync('du', ['-sb', dir], { encoding: 'utf8' }).split('\t')[0]);
+  return Number(runTool('du', ['-sb', dir]).split('\t')[0]);
 }
 
 const mib = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`;
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KiB`;
 
-if (import.meta.main) await release();
+if (import.meta.main) await runMain('release', release);

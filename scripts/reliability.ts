@@ -1,36 +1,19 @@
-// npm run reliability: runs the fault matrix, the bad inputs and a soak through simulated pods, and
-// writes docs/RELIABILITY.md and docs/reliability.json from what was measured (never by hand).
+// npm run reliability: runs the fault matrix, the bad inputs, a soak and the adversarial suite through
+// simulated pods (test/support/reliability-main.ts, a program of the test suite, read through its JSON
+// lines) and writes docs/RELIABILITY.md from what was measured, never by hand.
 // npm run soak: the long soak alone (--soak-only --pods N), exiting 1 on any hang or wrong exit code.
 // --hostile-only [--hostile-tries N]: only the adversarial suite, its section spliced into the existing
 // docs/RELIABILITY.md (the rest kept); exits 1 when any try was not as expected.
 // Needs root (network and PID namespaces) and a built dist/istio-job-run.
 
-import { cpus, totalmem } from 'node:os';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { badInputPod, badInputs, judgeBadInput } from '../test/support/bad-inputs.ts';
-import type { PodResult } from '../test/support/kubelet.ts';
-import { podsUnavailable, simulatePod, simulatePods } from '../test/support/pods.ts';
-import {
-  expectedCode,
-  expectedPhase,
-  JOBS,
-  matrix,
-  measure,
-  podSpec,
-  POLICIES,
-  randomScenario,
-  scenarioId,
-  seeded,
-  SIDECAR_EXIT_BOUND_MS,
-  SIDECARS,
-  STOPS,
-  violations,
-  type Scenario,
-} from '../test/support/scenarios.ts';
+import { markdownTable } from 'markdown-table';
 import { root } from './pinned-node.ts';
-import { hostileSection, runHostileSuite, spliceSection } from './reliability/hostile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -43,144 +26,223 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(root, 'docs') },
   },
 });
-const parallel = Number(values.parallel);
 
-interface Row {
-  readonly scenario: Scenario;
-  readonly result: PodResult;
-  readonly violations: string[];
+/** What reliability-main.ts prints, one line per pod, input or case. */
+interface Measured {
+  readonly phase: string;
+  readonly code?: number;
+  readonly runs: number;
+  readonly completionMs?: number;
+  readonly sidecarAfterJobMs?: number;
+  readonly quits: number;
+}
+interface ScenarioLine {
+  readonly id: string;
+  readonly sidecar: string;
+  readonly job: string;
+  readonly policy: string;
+  readonly stop: string;
+  readonly limit?: string;
+  readonly expected: { readonly phase: string; readonly code: number };
+  readonly measured: Measured;
+  readonly violations: readonly string[];
+  readonly jobMs: number | null;
+}
+interface BadInputLine {
+  readonly name: string;
+  readonly expected: number;
+  readonly code?: number;
+  readonly message: string;
+  readonly quits: number;
+  readonly phase: string;
+  readonly ok: boolean;
+}
+interface HostileLine {
+  readonly name: string;
+  readonly about: string;
+  readonly tries: number;
+  readonly ok: number;
+  readonly outcomes: readonly { readonly got: string; readonly ok: boolean; readonly count: number; readonly example: string }[];
+}
+interface Legend {
+  readonly sidecars: readonly [string, string][];
+  readonly jobs: readonly [string, string][];
+  readonly policies: readonly string[];
+  readonly stops: readonly [string, string][];
+  readonly sidecarExitBoundMs: number;
 }
 
-async function runAll(scenarios: readonly Scenario[], label: string): Promise<Row[]> {
-  const rows: Row[] = [];
-  let done = 0;
-  await simulatePods(scenarios, parallel, async (scenario) => {
-    const result = await simulatePod(podSpec(scenario));
-    rows.push({ scenario, result, violations: violations(scenario, result) });
-    done += 1;
-    if (done % 20 === 0 || done === scenarios.length) process.stderr.write(`${label}: ${done}/${scenarios.length}\n`);
+/** Runs one part of the measurements and reads its lines; its progress goes straight to stderr. */
+async function measure<T>(part: string, ...args: string[]): Promise<T[]> {
+  const program = join(root, 'test', 'support', 'reliability-main.ts');
+  const child = spawn(process.execPath, [program, '--part', part, '--parallel', values.parallel, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const order = new Map(scenarios.map((scenario, i) => [scenario, i]));
-  return rows.sort((a, b) => (order.get(a.scenario) ?? 0) - (order.get(b.scenario) ?? 0));
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const [code] = await once(child, 'close');
+  if (code !== 0) throw new Error(`${program} --part ${part} failed (exit ${String(code)})`);
+  return Buffer.concat(chunks)
+    .toString()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
 }
 
-async function soak(pods: number, seed: number): Promise<{ rows: Row[]; ms: number }> {
-  const random = seeded(seed);
-  const started = performance.now();
-  const rows = await runAll(
-    Array.from({ length: pods }, () => randomScenario(random)),
-    'soak',
-  );
-  return { rows, ms: performance.now() - started };
-}
-
-function soakTotals(rows: readonly Row[]) {
-  const count = (test: (row: Row) => boolean): number => rows.filter(test).length;
+function soakTotals(rows: readonly ScenarioLine[]) {
+  const count = (test: (row: ScenarioLine) => boolean): number => rows.filter(test).length;
+  const hang = (row: ScenarioLine): boolean => row.measured.phase === 'Running';
+  const wrongCode = (row: ScenarioLine): boolean => row.measured.code !== row.expected.code;
   return {
     pods: rows.length,
-    hangs: count((row) => row.result.phase === 'Running'),
-    wrongExitCodes: count((row) => measure(row.result).code !== expectedCode(row.scenario)),
-    otherViolations: count(
-      (row) => row.violations.length > 0 && measure(row.result).code === expectedCode(row.scenario) && row.result.phase !== 'Running',
-    ),
-    succeeded: count((row) => row.result.phase === 'Succeeded'),
-    failed: count((row) => row.result.phase === 'Failed'),
+    hangs: count(hang),
+    wrongExitCodes: count(wrongCode),
+    otherViolations: count((row) => row.violations.length > 0 && !wrongCode(row) && !hang(row)),
+    succeeded: count((row) => row.measured.phase === 'Succeeded'),
+    failed: count((row) => row.measured.phase === 'Failed'),
   };
 }
 
 const ms = (value: number | undefined): string => (value === undefined ? '—' : `${Math.round(value)}`);
+/** A GFM table, unpadded: the first row is the header. */
+const table = (rows: readonly (readonly string[])[]): string => markdownTable(rows, { alignDelimiters: false });
+/** A table cell: pipes escaped, one line. */
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-function matrixTable(rows: readonly Row[]): string[] {
-  const lines = [
-    '| sidecar | job | restartPolicy / --quit | stopped | expected | measured | job runs | completion ms | sidecar exit after job, ms | quits | |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const { scenario: s, result, violations: v } of rows) {
-    const m = measure(result);
-    lines.push(
-      `| ${s.sidecar} | ${s.job} | ${s.policy} | ${s.stop === 'none' ? '' : s.stop} | ${expectedPhase(s)} ${expectedCode(s)} | ` +
-        `${m.phase} ${m.code ?? '—'} | ${m.runs} | ${ms(m.completionMs)} | ${ms(m.sidecarAfterJobMs)} | ${m.quits} | ${v.length === 0 ? 'ok' : `**${v.join('; ')}**`} |`,
-    );
-  }
-  return lines;
+function matrixTable(rows: readonly ScenarioLine[]): string {
+  return table([
+    [
+      'sidecar',
+      'job',
+      'restartPolicy / --quit',
+      'stopped',
+      'expected',
+      'measured',
+      'job runs',
+      'completion ms',
+      'sidecar exit after job, ms',
+      'quits',
+      '',
+    ],
+    ...rows.map(({ sidecar, job, policy, stop, expected, measured: m, violations }) => [
+      sidecar,
+      job,
+      policy,
+      stop === 'none' ? '' : stop,
+      `${expected.phase} ${expected.code}`,
+      `${m.phase} ${m.code ?? '—'}`,
+      String(m.runs),
+      ms(m.completionMs),
+      ms(m.sidecarAfterJobMs),
+      String(m.quits),
+      violations.length === 0 ? 'ok' : `**${cell(violations.join('; '))}**`,
+    ]),
+  ]);
 }
 
-function legend(): string[] {
-  const lines = ['Sidecar behaviours:', ''];
-  for (const [name, { about }] of Object.entries(SIDECARS)) lines.push(`- \`${name}\`: ${about}`);
-  lines.push('', 'Job behaviours:', '');
-  for (const [name, { about }] of Object.entries(JOBS)) lines.push(`- \`${name}\`: ${about}`);
-  lines.push(
+function legendLines(legend: Legend): string[] {
+  const items = (list: readonly [string, string][]): string[] => list.map(([name, about]) => `- \`${name}\`: ${about}`);
+  return [
+    'Sidecar behaviours:',
     '',
-    'Policies (restartPolicy / `--quit`): ' +
-      Object.keys(POLICIES)
-        .map((name) => `\`${name}\``)
-        .join(', ') +
-      '.',
-  );
-  lines.push('', 'Stops:', '');
-  for (const [name, { about }] of Object.entries(STOPS)) lines.push(`- \`${name}\`: ${about}`);
-  return lines;
+    ...items(legend.sidecars),
+    '',
+    'Job behaviours:',
+    '',
+    ...items(legend.jobs),
+    '',
+    `Policies (restartPolicy / \`--quit\`): ${legend.policies.map((name) => `\`${name}\``).join(', ')}.`,
+    '',
+    'Stops:',
+    '',
+    ...items(legend.stops),
+  ];
 }
 
-async function main(): Promise<void> {
-  const unavailable = podsUnavailable();
-  if (unavailable !== undefined) throw new Error(`cannot simulate pods here: ${unavailable}`);
-  const pods = Number(values.pods);
-  const seed = values.seed === undefined ? Date.now() % 1_000_000 : Number(values.seed);
+function badInputTable(rows: readonly BadInputLine[]): string {
+  return table([
+    ['input', 'exit code', 'message', 'quits', 'pod'],
+    ...rows.map((row) => [
+      cell(row.name),
+      `${row.code ?? '—'}${row.code === row.expected ? '' : ` (expected ${row.expected})`}`,
+      `\`${cell(row.message.slice(0, 140))}\``,
+      String(row.quits),
+      `${row.phase}${row.ok ? '' : ' **not as expected**'}`,
+    ]),
+  ]);
+}
 
-  if (values['soak-only']) {
-    const { rows, ms: took } = await soak(pods, seed);
-    const totals = soakTotals(rows);
-    process.stdout.write(`${JSON.stringify({ seed, seconds: Math.round(took / 1000), ...totals }, null, 2)}\n`);
-    for (const row of rows.filter((r) => r.violations.length > 0))
-      process.stdout.write(`${scenarioId(row.scenario)}: ${row.violations.join('; ')}\n`);
-    process.exitCode = totals.hangs + totals.wrongExitCodes + totals.otherViolations === 0 ? 0 : 1;
-    return;
-  }
+/** The hostile section, from its heading on. */
+function hostileSection(rows: readonly HostileLine[]): string[] {
+  const tries = rows.reduce((sum, row) => sum + row.tries, 0);
+  const ok = rows.reduce((sum, row) => sum + row.ok, 0);
+  const cases = table([
+    ['case', 'what was sent, and what must come back', 'tries', 'as expected', 'what came back (count: outcome, e.g. one try)'],
+    ...rows.map((row) => [
+      cell(row.name),
+      cell(row.about),
+      String(row.tries),
+      String(row.ok),
+      cell(row.outcomes.map((o) => `${o.count}× ${o.ok ? '' : '**not as expected:** '}${o.got} (e.g. ${o.example})`).join('<br>')),
+    ]),
+  ]);
+  return [
+    '## Hostile',
+    '',
+    `The adversarial suite (test/support/hostile-cases.ts; its short size runs in \`npm test\`): ${rows.length} cases, ${tries} tries, ` +
+      `${ok} as expected, ${tries - ok} not. Every try drives the portable bundle (dist/bundle/istio-job-run) in a network namespace ` +
+      'of its own, with the sidecar stand-in on the real ports 15020/15021; "as PID 1" means PID 1 of a new PID namespace; "loaded" ' +
+      'means a busy loop per core while it runs. Signals sent during start-up are sent with every signal blocked at exec, so none is ' +
+      "lost before the program's first instruction.",
+    '',
+    cases,
+    '',
+  ];
+}
 
-  const hostileTries = values['hostile-tries'] === undefined ? undefined : Number(values['hostile-tries']);
-  if (values['hostile-only']) {
-    const rows = await runHostileSuite(parallel, hostileTries);
-    const file = join(values.out, 'RELIABILITY.md');
-    mkdirSync(values.out, { recursive: true });
-    writeFileSync(file, spliceSection(existsSync(file) ? readFileSync(file, 'utf8') : '# Reliability\n', hostileSection(rows)));
-    const json = join(values.out, 'reliability.json');
-    const previous = existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Record<string, unknown>) : {};
-    writeFileSync(json, `${JSON.stringify({ ...previous, hostile: rows }, null, 1)}\n`);
-    const wrong = rows.reduce((sum, row) => sum + row.tries - row.ok, 0);
-    process.stderr.write(`wrote the hostile section of ${file}: ${wrong} tries not as expected\n`);
-    process.exitCode = wrong === 0 ? 0 : 1;
-    return;
-  }
+/** `doc` with its hostile section replaced by `section` (or added at the end). */
+function spliceSection(doc: string, section: readonly string[]): string {
+  const lines = doc.split('\n');
+  const start = lines.indexOf('## Hostile');
+  if (start < 0) return `${doc.replace(/\n*$/, '\n\n')}${section.join('\n')}`;
+  const next = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+  return [...lines.slice(0, start), ...section, ...(next < 0 ? [] : lines.slice(next))].join('\n');
+}
 
+const pods = values.pods;
+const seed = values.seed ?? String(Date.now() % 1_000_000);
+const hostileArgs = values['hostile-tries'] === undefined ? [] : ['--tries', values['hostile-tries']];
+const report = join(values.out, 'RELIABILITY.md');
+
+if (values['soak-only']) {
   const started = performance.now();
-  const scenarios = matrix();
-  const matrixRows = await runAll(scenarios, 'matrix');
-  const inputs = badInputs();
-  const inputRows: {
-    name: string;
-    code: number | undefined;
-    expected: number;
-    message: string;
-    quits: number;
-    phase: string;
-    ok: boolean;
-  }[] = [];
-  await simulatePods(inputs, parallel, async (input) => {
-    const result = await simulatePod(badInputPod(input));
-    const { code, message, quits, phase, violations: wrong } = judgeBadInput(input, result);
-    inputRows.push({ name: input.name, code, expected: input.code, message, quits, phase, ok: wrong.length === 0 });
-  });
-  inputRows.sort((a, b) => inputs.findIndex((i) => i.name === a.name) - inputs.findIndex((i) => i.name === b.name));
-  const soakRun = await soak(pods, seed);
-  const totals = soakTotals(soakRun.rows);
-  const hostileRows = await runHostileSuite(parallel, hostileTries);
+  const rows = await measure<ScenarioLine>('soak', '--pods', pods, '--seed', seed);
+  const totals = soakTotals(rows);
+  const seconds = Math.round((performance.now() - started) / 1000);
+  process.stdout.write(`${JSON.stringify({ seed: Number(seed), seconds, ...totals }, null, 2)}\n`);
+  for (const row of rows.filter((r) => r.violations.length > 0)) process.stdout.write(`${row.id}: ${row.violations.join('; ')}\n`);
+  process.exitCode = totals.hangs + totals.wrongExitCodes + totals.otherViolations === 0 ? 0 : 1;
+} else if (values['hostile-only']) {
+  const rows = await measure<HostileLine>('hostile', ...hostileArgs);
+  mkdirSync(values.out, { recursive: true });
+  writeFileSync(report, spliceSection(existsSync(report) ? readFileSync(report, 'utf8') : '# Reliability\n', hostileSection(rows)));
+  const wrong = rows.reduce((sum, row) => sum + row.tries - row.ok, 0);
+  process.stderr.write(`wrote the hostile section of ${report}: ${wrong} tries not as expected\n`);
+  process.exitCode = wrong === 0 ? 0 : 1;
+} else {
+  const started = performance.now();
+  const [legend] = await measure<Legend>('legend');
+  if (legend === undefined) throw new Error('reliability-main.ts printed no legend');
+  const matrixRows = await measure<ScenarioLine>('matrix');
+  const inputRows = await measure<BadInputLine>('bad-inputs');
+  const soakRows = await measure<ScenarioLine>('soak', '--pods', pods, '--seed', seed);
+  const totals = soakTotals(soakRows);
+  const hostileRows = await measure<HostileLine>('hostile', ...hostileArgs);
   const hostileWrong = hostileRows.reduce((sum, row) => sum + row.tries - row.ok, 0);
   const minutes = (performance.now() - started) / 60_000;
 
-  const main = matrixRows.filter((row) => row.scenario.limit === undefined);
-  const limits = matrixRows.filter((row) => row.scenario.limit !== undefined);
+  const main = matrixRows.filter((row) => row.limit === undefined);
+  const limits = matrixRows.filter((row) => row.limit !== undefined);
   const failing = matrixRows.filter((row) => row.violations.length > 0).length;
   const doc = [
     '# Reliability',
@@ -199,7 +261,7 @@ async function main(): Promise<void> {
     '',
     '## How it is measured',
     '',
-    "Each scenario is a pod on this machine (test/support/kubelet.ts): a network namespace of its own (the pod's shared loopback, " +
+    "Each scenario is a simulated pod (test/support/kubelet.ts): a network namespace of its own (the pod's shared loopback, " +
       'with the sidecar stand-in on the real ports 15020/15021), one PID namespace per container with istio-job-run as PID 1 of the ' +
       'job container, and a small kubelet that starts the containers, restarts what Kubernetes restarts (restartPolicy OnFailure; a ' +
       'native sidecar that dies while the job runs), stops the pod as kubelet does (TERM to every PID 1, KILL after the grace period, ' +
@@ -208,34 +270,27 @@ async function main(): Promise<void> {
     '',
     "The invariants checked for every pod: the phase is the one Kubernetes should show (never a hang); the job's exit code is the " +
       'one Kubernetes would show (an oracle in test/support/scenarios.ts computes both from the rules alone); a classic sidecar exits ' +
-      `within ${SIDECAR_EXIT_BOUND_MS} ms of the job's end; the job never starts before the proxy is ready unless told to (it checks, ` +
+      `within ${legend.sidecarExitBoundMs} ms of the job's end; the job never starts before the proxy is ready unless told to (it checks, ` +
       'first thing); a native sidecar is never told to quit; no output is lost.',
     '',
     '## The matrix',
     '',
-    ...legend(),
+    ...legendLines(legend),
     '',
-    ...matrixTable(main),
+    matrixTable(main),
     '',
     '## Documented limits',
     '',
     "What no wrapper can fix: the pod is expected to stay Running; the wrapper still exits, with the job's code.",
     '',
     ...limits.map((row) => {
-      const job = row.result.job.runs.at(-1);
-      const ran = job?.exitedAt === undefined ? 'did not exit' : `exited after ${Math.round(job.exitedAt - job.startedAt)} ms`;
-      return `- ${row.scenario.limit}: measured ${measure(row.result).phase}; the job container ${ran}, code ${measure(row.result).code}.`;
+      const ran = row.jobMs === null ? 'did not exit' : `exited after ${Math.round(row.jobMs)} ms`;
+      return `- ${row.limit}: measured ${row.measured.phase}; the job container ${ran}, code ${row.measured.code}.`;
     }),
     '',
     '## Bad inputs',
     '',
-    '| input | exit code | message | quits | pod |',
-    '|---|---|---|---|---|',
-    ...inputRows.map(
-      (row) =>
-        `| ${row.name} | ${row.code ?? '—'}${row.code === row.expected ? '' : ` (expected ${row.expected})`} | ` +
-        `\`${row.message.replace(/\|/g, '\\|').slice(0, 140)}\` | ${row.quits} | ${row.phase}${row.ok ? '' : ' **not as expected**'} |`,
-    ),
+    badInputTable(inputRows),
     '',
     ...hostileSection(hostileRows),
     '## What the wrapper cannot handle',
@@ -250,36 +305,6 @@ async function main(): Promise<void> {
     '',
   ];
   mkdirSync(values.out, { recursive: true });
-  writeFileSync(join(values.out, 'RELIABILITY.md'), doc.join('\n'));
-  writeFileSync(
-    join(values.out, 'reliability.json'),
-    `${JSON.stringify(
-      {
-        seed,
-        matrix: matrixRows.map((row) => ({
-          id: scenarioId(row.scenario),
-          expected: { phase: expectedPhase(row.scenario), code: expectedCode(row.scenario) },
-          measured: measure(row.result),
-          violations: row.violations,
-        })),
-        badInputs: inputRows,
-        hostile: hostileRows,
-        soak: {
-          ...totals,
-          seconds: Math.round(soakRun.ms / 1000),
-          runs: soakRun.rows.map((row) => ({
-            id: scenarioId(row.scenario),
-            readyAfterMs: row.scenario.readyAfterMs,
-            measured: measure(row.result),
-            violations: row.violations,
-          })),
-        },
-      },
-      null,
-      1,
-    )}\n`,
-  );
-  process.stderr.write(`wrote ${join(values.out, 'RELIABILITY.md')}: ${failing} matrix failures, soak ${JSON.stringify(totals)}\n`);
+  writeFileSync(report, doc.join('\n'));
+  process.stderr.write(`wrote ${report}: ${failing} matrix failures, soak ${JSON.stringify(totals)}\n`);
 }
-
-await main();

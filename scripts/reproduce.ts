@@ -4,11 +4,11 @@
 // files, and for a tarball the entries, that differ. Exit 0 when both are the same, 1 when not.
 // The work tree's uncommitted changes are not part of it: it checks the commit (docs/RELEASE.md).
 
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { root } from './pinned-node.ts';
+import { runMain, runTool } from './tools.ts';
 
 const STEP_TIMEOUT_MS = 10 * 60_000;
 
@@ -19,7 +19,7 @@ interface Build {
 }
 
 const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string =>
-  execFileSync(command, args, { cwd, env, encoding: 'utf8', timeout: STEP_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'inherit'] });
+  runTool(command, args, { cwd, env, timeout: STEP_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'inherit'] });
 
 function build(commit: string, { dir, umask, env }: Build): string {
   const started = Date.now();
@@ -94,4 +94,6 @@ function main(): number {
   }
 }
 
-process.exitCode = main();
+await runMain('reproduce', async () => {
+  process.exitCode = main();
+});

@@ -31,11 +31,10 @@ export function unquote(quoted: string): string | undefined {
   const bytes: number[] = [];
   const body = quoted.slice(1, -1);
   for (let i = 0; i < body.length; ) {
-    const char = body[i] as string;
+    const char = body.charAt(i);
     if (char === '"') return undefined;
     if (char !== '\\') {
-      const point = body.codePointAt(i) as number;
-      const text = String.fromCodePoint(point);
+      const text = String.fromCodePoint(body.codePointAt(i) ?? 0);
       bytes.push(...Buffer.from(text));
       i += text.length;
       continue;

@@ -1,10 +1,12 @@
-// Which sidecars the pod has, and where each listens: from the flags, the environment and the pod's
-// annotations into a list. Pure: main reads the annotations file and hands its text in.
+// Which sidecars the pod has, and where each listens: from the options, the environment and the pod's
+// annotations (each kind's own rule, in sidecar-kinds.ts) into a list. Pure: configuration.ts reads the file
+// and resolves the mode, and hands both in.
 
-import { type Annotations, parseAnnotations } from './annotations.ts';
-import { type ModeInputs, type ResolvedMode, resolveMode } from './mode.ts';
-import { type AlsoEntry, type Options, port, STATUS_VARIABLE } from './options-table.ts';
-import { kindNamed, type OtherKindName, type SidecarKind } from './sidecar-kinds.ts';
+import { errorMessage } from './errors.ts';
+import { type ResolvedMode, STATUS_ANNOTATION } from './mode.ts';
+import { ENVOY_ADMIN_VARIABLE, type Options, STATUS_VARIABLE } from './options-table.ts';
+import { ISTIO, kindNamed, type PodAnnotations, type QuitTarget, SIDECAR_KINDS, type SidecarKind } from './sidecar-kinds.ts';
+import { type AlsoEntry, port } from './values.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -14,7 +16,8 @@ export interface Sidecar {
   /** Where it was found: a flag, a variable, the annotations file. */
   readonly from: string;
   readonly ready?: URL;
-  readonly quit: readonly URL[];
+  /** Each with the kind whose rules read its answers (the Istio list can hold other sidecars' endpoints). */
+  readonly quit: readonly QuitTarget[];
 }
 
 export interface Note {
@@ -22,20 +25,19 @@ export interface Note {
   readonly message: string;
 }
 
-/** The annotations file as main found it: its text, or why it could not be read. */
-export type AnnotationsFile = { readonly path: string; readonly text: string } | { readonly path: string; readonly error: string };
-
 export interface DetectInputs {
   readonly options: Options;
   readonly env: Env;
-  /** scuttle's ENVOY_ADMIN_API is set (scuttle.ts reads it). */
+  /** The Istio sidecar's mode, resolved once. */
+  readonly mode: ResolvedMode;
+  /** scuttle's ENVOY_ADMIN_API is set. */
   readonly envoyAdmin: boolean;
-  readonly annotations?: AnnotationsFile;
+  /** The annotations file that was read, and where it is. */
+  readonly annotations?: { readonly path: string; readonly values: ReadonlyMap<string, string> };
 }
 
 export interface Detection {
-  /** The Istio sidecar's mode; `sidecars` has Istio first when it is classic. */
-  readonly mode: ResolvedMode;
+  /** Istio first when it is classic. */
   readonly sidecars: readonly Sidecar[];
   readonly notes: readonly Note[];
   /** Usage errors (exit 125); the sidecars that did parse are still listed, so they are still told to quit. */
@@ -44,34 +46,16 @@ export interface Detection {
   readonly probe?: URL;
 }
 
-export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
 const STATUS_PORT = 15020;
 const ALSO = '--also/ISTIO_JOB_RUN_ALSO';
 
 export function detect(inputs: DetectInputs): Detection {
-  const { options, env } = inputs;
+  const { options, env, annotations } = inputs;
   const errors: string[] = [];
   const notes: Note[] = [];
-  let annotations: Annotations | undefined;
-  const file = inputs.annotations;
-  if (file !== undefined) {
-    if ('error' in file) errors.push(`pod annotations ${JSON.stringify(file.path)}: ${file.error}`);
-    else {
-      annotations = parseAnnotations(file.text);
-      for (const error of annotations.errors) errors.push(`pod annotations ${JSON.stringify(file.path)}: ${error}`);
-    }
-  }
-  const where = file === undefined ? '' : file.path;
-
-  const mode = resolveMode(options.sidecar, modeInputs(env, inputs.envoyAdmin, annotations, where));
   const sidecars: Sidecar[] = [];
-  if (mode.mode === 'classic') {
-    sidecars.push({
-      kind: kindNamed('istio'),
-      from: istioSource(options, env, inputs.envoyAdmin, annotations, where),
-      ready: options.readyUrl,
-      quit: options.quitUrls,
-    });
+  if (inputs.mode.mode === 'classic') {
+    sidecars.push({ kind: ISTIO, from: istioSource(inputs), ready: options.readyUrl, quit: options.quitUrls });
   }
   const status = env[STATUS_VARIABLE];
   let probe: URL | undefined;
@@ -86,34 +70,42 @@ export function detect(inputs: DetectInputs): Detection {
     if (env['KUBERNETES_SERVICE_HOST'] !== undefined) probe = new URL(`http://127.0.0.1:${STATUS_PORT}/`);
   }
 
-  const explicit = new Set(options.also.map((entry) => entry.kind));
   if (annotations !== undefined) {
-    for (const found of fromAnnotations(annotations.values, where)) {
-      if ('note' in found) notes.push(found.note);
-      else if ('error' in found) errors.push(found.error);
-      else if (!explicit.has(found.kind.name as OtherKindName)) sidecars.push(found);
+    const { values, path } = annotations;
+    const pod: PodAnnotations = {
+      get: (key) => values.get(key),
+      is: (key, value) => values.get(key)?.trim().toLowerCase() === value,
+    };
+    const named = new Set<string>(options.also.map((entry) => entry.kind));
+    const kinds: readonly SidecarKind[] = SIDECAR_KINDS;
+    for (const kind of kinds) {
+      const finding = kind.fromAnnotations?.(pod);
+      if (finding === undefined) continue;
+      if (finding.kind === 'note') {
+        notes.push({ level: finding.level, message: finding.message });
+        continue;
+      }
+      const raw = finding.portAnnotation === undefined ? undefined : values.get(finding.portAnnotation);
+      let ports: number[];
+      try {
+        ports = raw === undefined ? [] : [port(raw)];
+      } catch (error) {
+        errors.push(`pod annotations ${JSON.stringify(path)}: ${finding.portAnnotation}: ${errorMessage(error)}`);
+        continue;
+      }
+      // --also names this kind: its ports win over the file's.
+      if (!named.has(kind.name)) sidecars.push(build(kind, path, ports, finding.paths));
     }
   }
   for (const entry of options.also) sidecars.push(fromAlso(entry));
-  return { mode, sidecars, notes, errors, ...(probe === undefined ? {} : { probe }) };
+  return { sidecars, notes, errors, ...(probe === undefined ? {} : { probe }) };
 }
 
-/** What mode.ts needs to know, read here once. */
-export function modeInputs(env: Env, envoyAdmin: boolean, annotations?: Annotations, where = ''): ModeInputs {
-  const variable = env[STATUS_VARIABLE];
-  const annotation = annotations?.values.get(STATUS_ANNOTATION);
-  const base = { envoyAdmin, inPod: env['KUBERNETES_SERVICE_HOST'] !== undefined };
-  if (variable !== undefined) return { ...base, status: { value: variable, from: STATUS_VARIABLE } };
-  if (annotation !== undefined) return { ...base, status: { value: annotation, from: `${STATUS_ANNOTATION} in ${where}` } };
-  if (annotations !== undefined) return { ...base, annotationsWithoutStatus: where };
-  return base;
-}
-
-function istioSource(options: Options, env: Env, envoyAdmin: boolean, annotations: Annotations | undefined, where: string): string {
+function istioSource({ options, env, envoyAdmin, annotations }: DetectInputs): string {
   if (options.sidecar !== 'auto') return `--sidecar ${options.sidecar}`;
   if (env[STATUS_VARIABLE] !== undefined) return STATUS_VARIABLE;
-  if (annotations?.values.has(STATUS_ANNOTATION) === true) return where;
-  if (envoyAdmin) return 'ENVOY_ADMIN_API';
+  if (annotations?.values.has(STATUS_ANNOTATION) === true) return annotations.path;
+  if (envoyAdmin) return ENVOY_ADMIN_VARIABLE;
   return 'assumed in a pod';
 }
 
@@ -124,94 +116,12 @@ function build(kind: SidecarKind, from: string, ports: readonly number[], paths:
   const portOf = (listener: number): number => ports[listener] ?? kind.listeners[listener]?.port ?? 0;
   const ready = kind.ready === undefined ? undefined : loopback(portOf(kind.ready.listener), paths.ready ?? kind.ready.path);
   const quit = loopback(portOf(kind.quit.listener), paths.quit ?? kind.quit.path);
-  return { kind, from, quit: [quit], ...(ready === undefined ? {} : { ready }) };
+  return { kind, from, quit: [{ url: quit, kind }], ...(ready === undefined ? {} : { ready }) };
 }
 
 function fromAlso(entry: AlsoEntry): Sidecar {
   return build(kindNamed(entry.kind), ALSO, entry.ports);
 }
-
-type Found = Sidecar | { readonly note: Note } | { readonly error: string };
-
-const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'config.linkerd.io'].map(
-  (prefix) => `${prefix}/proxy-enable-native-sidecar`,
-);
-
-/** The rules per sidecar kind, each from how its injector marks a pod (the README's Sidecars section). */
-function fromAnnotations(values: ReadonlyMap<string, string>, where: string): Found[] {
-  const found: Found[] = [];
-  const is = (key: string, value: string): boolean => values.get(key)?.trim().toLowerCase() === value;
-  const portFrom = (key: string): number[] | string => {
-    const raw = values.get(key);
-    if (raw === undefined) return [];
-    try {
-      return [port(raw)];
-    } catch (error) {
-      return `pod annotations ${JSON.stringify(where)}: ${key}: ${(error as Error).message}`;
-    }
-  };
-  const add = (name: OtherKindName, ports: number[] | string, paths: { ready?: string; quit?: string } = {}): void => {
-    if (typeof ports === 'string') found.push({ error: ports });
-    else found.push(build(kindNamed(name), where, ports, paths));
-  };
-
-  if (values.has('linkerd.io/proxy-version')) {
-    const native = LINKERD_NATIVE.find((key) => is(key, 'true'));
-    if (native !== undefined) {
-      found.push({ note: { level: 'info', message: `linkerd-proxy is a native sidecar (${native}: "true"): leaving it to Kubernetes` } });
-    } else if (is('config.linkerd.io/proxy-admin-shutdown', 'enabled')) {
-      add('linkerd', []);
-    } else {
-      found.push({
-        note: {
-          level: 'warn',
-          message:
-            'the pod has a linkerd-proxy whose shutdown endpoint is not enabled: the pod will not complete after the job. ' +
-            'Set the pod annotation config.linkerd.io/proxy-admin-shutdown: enabled (or make it a native sidecar ' +
-            'with config.linkerd.io/proxy-enable-native-sidecar: "true")',
-        },
-      });
-    }
-  }
-
-  if (is('vault.hashicorp.com/agent-inject-status', 'injected')) {
-    if (is('vault.hashicorp.com/agent-pre-populate-only', 'true')) {
-      found.push({ note: { level: 'debug', message: 'vault-agent is pre-populate only: no sidecar to stop' } });
-    } else if (is('vault.hashicorp.com/agent-enable-quit', 'true')) {
-      add('vault-agent', portFrom('vault.hashicorp.com/agent-cache-listener-port'));
-    } else {
-      found.push({
-        note: {
-          level: 'warn',
-          message:
-            'the pod has a vault-agent sidecar without its quit endpoint: the pod will not complete after the job. ' +
-            'Set the pod annotation vault.hashicorp.com/agent-enable-quit: "true" (or ' +
-            'vault.hashicorp.com/agent-pre-populate-only: "true" when the job needs no renewal)',
-        },
-      });
-    }
-  }
-
-  if (is('dapr.io/enabled', 'true')) add('dapr', portFrom('dapr.io/http-port'));
-
-  if (is('consul.hashicorp.com/connect-inject-status', 'injected')) {
-    const lifecycle = 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle';
-    if (is(lifecycle, 'false')) {
-      found.push({ note: { level: 'info', message: `consul-dataplane has ${lifecycle}: "false": leaving it alone` } });
-    } else {
-      const prefix = 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful';
-      const paths = {
-        ...pathFrom(values.get(`${prefix}-startup-path`), 'ready'),
-        ...pathFrom(values.get(`${prefix}-shutdown-path`), 'quit'),
-      };
-      add('consul-dataplane', portFrom(`${prefix}-port`), paths);
-    }
-  }
-  return found;
-}
-
-const pathFrom = (raw: string | undefined, key: 'ready' | 'quit'): { ready?: string; quit?: string } =>
-  raw === undefined || raw.trim() === '' ? {} : { [key]: raw.startsWith('/') ? raw : `/${raw}` };
 
 /** The one info line: every sidecar found, and where from. */
 export function describeSidecars(sidecars: readonly Sidecar[]): string {

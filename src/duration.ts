@@ -1,6 +1,8 @@
 // Durations as users write them: "500ms", "30s", "2m", "1h", Go-style "1m30s", or a bare number of seconds.
 // scuttle's variables also take the rest of Go's units (ns, us, µs), as Go's time.ParseDuration did.
 
+import { quote } from './quote.ts';
+
 /** Nanoseconds per unit, exact: the parts of "1h2m3.5s" add up without floating-point error. */
 const UNIT_NS: Readonly<Record<string, bigint>> = {
   ns: 1n,
@@ -85,10 +87,4 @@ export function formatDuration(ms: number): string {
 
 function round2(value: number): number {
   return Math.round(value * 100) / 100;
-}
-
-/** JSON quoting keeps empty strings, spaces and control characters visible in messages. */
-export function quote(text: string): string {
-  const shown = text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  return JSON.stringify(shown);
 }

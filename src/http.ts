@@ -54,6 +54,7 @@ export function createHttp(settings: HttpSettings = {}): Http {
           headers: { 'user-agent': 'istio-job-run' },
         });
         const body = await readSome(response.body);
+        if (cancel?.aborted === true) return { kind: 'aborted' };
         return { kind: 'response', status: response.statusCode, body };
       } catch (error) {
         if (cancel?.aborted === true) return { kind: 'aborted' };
@@ -81,10 +82,18 @@ export function createHttp(settings: HttpSettings = {}): Http {
   };
 }
 
+/**
+ * The body's first bytes, as many as came in time: the status line is the answer, so a body cut short by the
+ * deadline or the connection keeps it (a 200 whose body never ends is still a 200).
+ */
 async function readSome(body: AsyncIterable<Buffer | string>): Promise<string> {
   let text = '';
-  for await (const chunk of body) {
-    if (text.length < BODY_LIMIT) text += String(chunk);
+  try {
+    for await (const chunk of body) {
+      if (text.length < BODY_LIMIT) text += String(chunk);
+    }
+  } catch {
+    // Cut short: what came is the body.
   }
   return text.slice(0, BODY_LIMIT);
 }

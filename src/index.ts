@@ -7,6 +7,7 @@ import { connectLauncher, startedByLauncher } from './launcher-link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
+import { invokedAs } from './manifest/select.ts';
 import { locateSelf } from './self.ts';
 import { createSignalRouter } from './signals.ts';
 
@@ -28,6 +29,9 @@ const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSIO
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
 const self = locateSelf(process.execPath, process.argv0);
 process.execPath = self.executable;
+
+// The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
+const name = invokedAs(launched, process.argv0);
 
 // A stray error in a callback must not kill the wrapper while the command runs: its exit would leave the
 // sidecar running.
@@ -70,17 +74,18 @@ main({
   signals,
   clock: systemClock,
   writeStdout: (text) => {
-    try {
-      writeSync(1, text);
-    } catch {
-      // stdout closed (`--help | head -1`): nothing to do.
-    }
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at);
   },
   // Classic mode and --install only: their modules' top levels run when first needed.
   loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
   planQuit: (plan) => launcher?.planQuit(plan),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
   install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
+  manifest: {
+    invokedAs: name,
+    run: async (argv) => (await import('./manifest/load.ts')).runManifest(argv, name, version),
+  },
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);
   exit(125);

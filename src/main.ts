@@ -5,13 +5,14 @@
 import { readFileSync } from 'node:fs';
 import type { Child } from './child.ts';
 import type { Clock } from './clock.ts';
-import { type AnnotationsFile, type Detection, describeSidecars, detect } from './detect.ts';
+import { configure, type Job } from './configuration.ts';
+import { errorCode, errorMessage } from './errors.ts';
 import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
 import type { Http, HttpSettings } from './http.ts';
 import type { QuitPlan } from './launcher-link.ts';
 import type { Logger } from './log.ts';
-import { parseInvocation } from './options-parse.ts';
-import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options-table.ts';
+import { isManifestInvocation } from './manifest/select.ts';
+import type { Options } from './options-table.ts';
 import type { SidecarLink } from './sidecars.ts';
 import { signalName, type SignalRouter } from './signals.ts';
 
@@ -23,6 +24,7 @@ export interface System {
   readonly log: Logger;
   readonly signals: SignalRouter;
   readonly clock: Clock;
+  /** Writes all of the text to stdout; throws as writeSync does (ENOSPC, EPIPE, EBADF). */
   readonly writeStdout: (text: string) => void;
   readonly loadHttp: (settings?: HttpSettings) => Promise<Http>;
   readonly startChild: (command: readonly string[]) => Child;
@@ -32,39 +34,32 @@ export interface System {
   readonly install: (dir: string) => number | Promise<number>;
   /** Reads a text file (the pod's annotations); throws as readFileSync does. Default: readFileSync. */
   readonly readFile?: (path: string) => string;
+  /** The manifest tools (--check, --inject, the kubectl plugin) and the name this process was started by. */
+  readonly manifest?: { readonly invokedAs: string; readonly run: (argv: readonly string[]) => Promise<number> };
 }
 
 export async function main(sys: System): Promise<number> {
-  const invocation = parseInvocation(sys.argv, sys.env);
+  if (sys.manifest !== undefined && isManifestInvocation(sys.argv, sys.manifest.invokedAs)) return sys.manifest.run(sys.argv);
+  const readFile = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
+  const invocation = configure({ argv: sys.argv, env: sys.env, readFile });
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
     const { renderHelp } = await import('./options-help.ts');
-    sys.writeStdout(renderHelp(sys.version));
-    return 0;
+    return print(sys, 'the help', renderHelp(sys.version));
   }
-  if (invocation.kind === 'version') {
-    sys.writeStdout(`istio-job-run ${sys.version}\n`);
-    return 0;
-  }
+  if (invocation.kind === 'version') return print(sys, 'the version', `istio-job-run ${sys.version}\n`);
   if (invocation.kind === 'install') return sys.install(invocation.dir);
 
-  const { options } = invocation;
+  const { options, errors } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
-  if (invocation.scuttle !== undefined) sys.log.info(invocation.scuttle);
-  const detection = detect({
-    options,
-    env: sys.env,
-    envoyAdmin: invocation.envoyAdmin,
-    ...readAnnotations(sys, options),
-  });
-  const proxy = await announce(sys, options, detection);
-  const quitUrls = proxy === undefined ? [] : detection.sidecars.flatMap((sidecar) => sidecar.quit);
+  for (const line of invocation.lines) sys.log[line.level](line.message);
+  const proxy = await link(sys, invocation);
+  const quitUrls = proxy === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit.map(({ url }) => url));
   sys.planQuit?.({ urls: quitUrls, policy: options.quit, timeoutMs: options.quitTimeout });
 
   let code: number;
   try {
-    const errors = [...(invocation.kind === 'usage-error' ? invocation.errors : []), ...detection.errors];
-    if (invocation.kind === 'usage-error' || errors.length > 0) {
+    if (errors.length > 0) {
       for (const error of errors) sys.log.error(error);
       code = EXIT_WRAPPER_FAILED;
     } else {
@@ -78,6 +73,21 @@ export async function main(sys: System): Promise<number> {
   await proxy?.quit(code);
   proxy?.close();
   return code;
+}
+
+/**
+ * --help and --version: a stdout that cannot take the text (a full disk, /dev/full, a closed descriptor) is a
+ * failure said in one line. A reader that left early (`--help | head -1`) is not: it had what it wanted.
+ */
+function print(sys: System, what: string, text: string): number {
+  try {
+    sys.writeStdout(text);
+    return 0;
+  } catch (error) {
+    if (errorCode(error) === 'EPIPE') return 0;
+    sys.log.error(`cannot write ${what} to stdout: ${errorMessage(error)}`);
+    return EXIT_WRAPPER_FAILED;
+  }
 }
 
 /** Wait, run, and report how the command ended. Throws only before the command has started. */
@@ -97,7 +107,8 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   }
 
   // A stop request before the command started: it never runs.
-  if (signals.beforeStart.aborted) return signalExitCode(signals.beforeStart.reason as number);
+  const stopped: unknown = signals.beforeStart.reason;
+  if (signals.beforeStart.aborted && typeof stopped === 'number') return signalExitCode(stopped);
 
   const child = sys.startChild(command);
   signals.forwardTo(child);
@@ -124,36 +135,19 @@ async function runJob(sys: System, options: Options, command: readonly string[],
   return exitCodeFor(outcome);
 }
 
-/** The pod's annotations file: the one named, or the default one when it exists. */
-function readAnnotations(sys: System, options: Options): { annotations?: AnnotationsFile } {
-  const path = options.podAnnotations;
-  const read = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
-  try {
-    return { annotations: { path, text: read(path) } };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (path === DEFAULT_ANNOTATIONS_FILE && code === 'ENOENT') return {};
-    return { annotations: { path, error: `cannot be read (${code ?? (error as Error).message})` } };
-  }
-}
-
-/** Says what was found, warns about what cannot be stopped, and links the sidecars there are to talk to. */
-async function announce(sys: System, options: Options, detection: Detection): Promise<SidecarLink | undefined> {
-  const { log } = sys;
-  log[detection.mode.level](detection.mode.reason);
-  for (const note of detection.notes) log[note.level](note.message);
-  if (detection.sidecars.length > 0) log.info(describeSidecars(detection.sidecars));
-  const needsHttp = detection.sidecars.length > 0 || detection.probe !== undefined;
-  if (!needsHttp) return undefined;
+/** Links the sidecars there are to talk to. */
+async function link(sys: System, job: Job): Promise<SidecarLink | undefined> {
+  const { options, sidecars, probe } = job;
+  if (sidecars.length === 0 && probe === undefined) return undefined;
   const { linkSidecars } = await import('./sidecars.ts');
-  const link = linkSidecars(
-    { log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
-    detection.sidecars,
+  const linked = linkSidecars(
+    { log: sys.log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
+    sidecars,
     options,
   );
-  if (detection.probe !== undefined) await probeStatusPort(sys, options, detection.probe);
-  if (detection.sidecars.length > 0) return link;
-  link.close();
+  if (probe !== undefined) await probeStatusPort(sys, options, probe);
+  if (sidecars.length > 0) return linked;
+  linked.close();
   return undefined;
 }
 

@@ -1,9 +1,13 @@
 // Whether the pod's Istio sidecar is classic, native or absent: `auto` resolved once, from what the pod says
-// about itself. Pure: what was read (detect.ts reads it) in, the mode and why out.
+// about itself. Pure: what was read (configuration.ts reads it) in, the mode and why out.
 
 import { ENVOY_ADMIN_VARIABLE, type SidecarMode, type SidecarSetting, STATUS_VARIABLE } from './options-table.ts';
 
-const PROXY_CONTAINER = 'istio-proxy';
+export const PROXY_CONTAINER = 'istio-proxy';
+/** The annotation Istio's injector writes; STATUS_VARIABLE is filled from it. */
+export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 export interface ModeInputs {
   /** The injection status (sidecar.istio.io/status) and where it was read: the variable, or the annotations file. */
@@ -21,6 +25,21 @@ export interface ResolvedMode {
   /** Why this mode: shown at debug level, or at info when it is a guess worth knowing. */
   readonly reason: string;
   readonly level: 'debug' | 'info' | 'warn';
+}
+
+/** What resolveMode needs to know: the status variable, the annotations file (its values, and where it is). */
+export function modeInputs(
+  env: Env,
+  envoyAdmin: boolean,
+  annotations?: { readonly path: string; readonly values: ReadonlyMap<string, string> },
+): ModeInputs {
+  const variable = env[STATUS_VARIABLE];
+  const annotation = annotations?.values.get(STATUS_ANNOTATION);
+  const base = { envoyAdmin, inPod: env['KUBERNETES_SERVICE_HOST'] !== undefined };
+  if (variable !== undefined) return { ...base, status: { value: variable, from: STATUS_VARIABLE } };
+  if (annotations === undefined) return base;
+  if (annotation !== undefined) return { ...base, status: { value: annotation, from: `${STATUS_ANNOTATION} in ${annotations.path}` } };
+  return { ...base, annotationsWithoutStatus: annotations.path };
 }
 
 /**
@@ -45,7 +64,7 @@ export function resolveMode(setting: SidecarSetting, inputs: ModeInputs): Resolv
   if (inputs.annotationsWithoutStatus !== undefined && !admin) {
     return {
       mode: 'none',
-      reason: `${inputs.annotationsWithoutStatus} has no sidecar.istio.io/status: no Istio sidecar was injected`,
+      reason: `${inputs.annotationsWithoutStatus} has no ${STATUS_ANNOTATION}: no Istio sidecar was injected`,
       level: 'debug',
     };
   }
@@ -87,7 +106,7 @@ function fromStatus(status: string, from: string): ResolvedMode {
 
 function listsProxy(status: unknown, key: 'initContainers' | 'containers'): boolean {
   if (typeof status !== 'object' || status === null) return false;
-  const list: unknown = (status as Record<string, unknown>)[key];
+  const list: unknown = key in status ? Reflect.get(status, key) : undefined;
   return Array.isArray(list) && list.includes(PROXY_CONTAINER);
 }
 

@@ -10,6 +10,8 @@ export function renderHelp(version: string): string {
     '',
     'Usage: istio-job-run [options] [--] COMMAND [ARG...]',
     '       istio-job-run --install DIR',
+    '       istio-job-run --check FILE... | --inject FILE [--image IMAGE] [--native]',
+    '                     (the manifest tools: istio-job-run --check --help)',
     '       istio-job-run --help | --version',
     '',
     'Runs COMMAND as a Kubernetes Job behind an Istio sidecar: waits until the proxy',

@@ -1,10 +1,12 @@
 // The command line and the environment into an Invocation: flags beat variables, variables beat scuttle's
-// variables, those beat the defaults (options-table.ts). Bad values become error messages that name the
-// flag or variable; what did parse is kept, so a usage error can still tell the sidecars to quit.
+// variables, those beat the defaults (options-table.ts), each option resolved once, here. Bad values become
+// error messages that name the flag or variable; what did parse is kept, so a usage error can still tell the
+// sidecars to quit.
 
 import yargsParser from 'yargs-parser';
-import { quote } from './duration.ts';
-import { DEFAULTS, OPTIONS, type Options, SPECS, type Spec } from './options-table.ts';
+import { errorMessage } from './errors.ts';
+import { DEFAULTS, type Options, SPECS, type Spec } from './options-table.ts';
+import { quote } from './quote.ts';
 import { describeScuttle, readScuttle } from './scuttle.ts';
 import { PartialError } from './values.ts';
 
@@ -77,7 +79,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
       else flags[key] = value;
     } else if (BY_FLAG.has(key)) flags[key] = value;
     else if (negated !== undefined && switches.includes(negated) && negated !== 'h') errors.push(takesNoValue(negated, argv));
-    else errors.push(unknownOption(`${rawKey.length === 1 ? '-' : '--'}${rawKey}`));
+    else errors.push(unknownOption(written(rawKey, argv)));
   }
   if (flags['help'] === true) return { kind: 'help' };
   if (flags['version'] === true) return { kind: 'version' };
@@ -90,24 +92,21 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
 
   const scuttle = readScuttle(env, DEFAULTS.quitUrls);
   const options: Record<string, unknown> = {};
-  const sources = new Map<keyof Options, Source>();
+  // Which flag or variable set an option that a scuttle variable asked for too.
+  const overrides = new Map<keyof Options, string>();
   for (const [key, spec] of SPECS) {
     const resolved = resolveOption(spec, flags[spec.flag], env[spec.env], scuttle.options[key]);
     if (resolved.error !== undefined) errors.push(resolved.error);
     options[key] = resolved.value;
-    sources.set(key, resolved.source);
+    if (resolved.source === 'env') overrides.set(key, spec.env);
+    if (resolved.source === 'flag')
+      overrides.set(key, spec.kind === 'switch' && resolved.value === false ? `--no-${spec.flag}` : `--${spec.flag}`);
   }
   errors.push(...scuttle.errors);
-  const line = describeScuttle(scuttle.effects, (key) => {
-    const spec = OPTIONS[key];
-    const source = sources.get(key);
-    if (source === 'env') return spec.env;
-    if (source !== 'flag') return undefined;
-    return spec.kind === 'switch' && options[key] === false ? `--no-${spec.flag}` : `--${spec.flag}`;
-  });
+  const line = describeScuttle(scuttle.effects, overrides);
   const note = { envoyAdmin: scuttle.envoyAdmin, ...(line === undefined ? {} : { scuttle: line }) };
 
-  const command = [...(parsed.argv._ ?? []).map(String), ...((parsed.argv['--'] as string[] | undefined) ?? [])];
+  const command = [...(parsed.argv._ ?? []), ...afterDashes(parsed.argv)].map(String);
   if (errors.length === 0 && command.length === 0) {
     errors.push('no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])');
   }
@@ -119,7 +118,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
 
 function parseInstall(value: unknown, errors: string[], argv: yargsParser.Arguments): Invocation {
   const dir = Array.isArray(value) ? value.at(-1) : value;
-  const extra = [...(argv._ ?? []), ...((argv['--'] as unknown[] | undefined) ?? [])];
+  const extra = [...(argv._ ?? []), ...afterDashes(argv)];
   if ((typeof dir !== 'string' || dir === '') && !errors.includes(INSTALL_USAGE)) errors.push(INSTALL_USAGE);
   if (extra.length > 0) errors.push(`--install: takes no command (got ${JSON.stringify(extra.map(String).join(' '))})`);
   // An install runs in an init container, before any sidecar starts: a usage error has nothing to quit.
@@ -129,7 +128,26 @@ function parseInstall(value: unknown, errors: string[], argv: yargsParser.Argume
   return { kind: 'install', dir };
 }
 
+/** What followed `--` (populate--). */
+function afterDashes(argv: yargsParser.Arguments): unknown[] {
+  const rest: unknown = argv['--'];
+  return Array.isArray(rest) ? rest : [];
+}
+
 const unknownOption = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
+
+/** An option as the user wrote it (`--x`, `-x`, `--no-foo`), found again in argv: yargs-parser keeps only its name. */
+function written(key: string, argv: readonly string[]): string {
+  for (const arg of argv) {
+    if (arg === '--') break;
+    if (arg.startsWith('--')) {
+      const name = arg.slice(2).split('=')[0];
+      if (name === key || name === `no-${key}`) return `--${name}`;
+    } else if (arg.startsWith('-') && key.length === 1 && arg.slice(1).split('=')[0]?.includes(key) === true) return `-${key}`;
+  }
+  return `${key.length === 1 ? '-' : '--'}${key}`;
+}
+
 /** A switch given a value (--wait=false): the message shows the value as it was written. */
 function takesNoValue(name: string, argv: readonly string[]): string {
   const written = argv.find((arg) => arg.startsWith(`--${name}=`) || arg.startsWith(`--no-${name}=`));
@@ -172,7 +190,7 @@ function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | un
       fromEnv = { value: spec.parse(envValue), source: 'env' };
     } catch (error) {
       fromEnv = partial(error, 'env') ?? below;
-      fromEnv = { ...fromEnv, error: `${spec.env}: ${(error as Error).message}` };
+      fromEnv = { ...fromEnv, error: `${spec.env}: ${errorMessage(error)}` };
     }
   }
   if (flag === undefined) return fromEnv;
@@ -180,13 +198,13 @@ function resolveOption(spec: Spec<unknown>, flag: unknown, envValue: string | un
     return { value: parseFlag(spec, flag), source: 'flag' };
   } catch (error) {
     const kept = partial(error, 'flag') ?? fromEnv;
-    return { value: kept.value, source: kept.source, error: `--${spec.flag}: ${(error as Error).message}` };
+    return { value: kept.value, source: kept.source, error: `--${spec.flag}: ${errorMessage(error)}` };
   }
 }
 
 /** The good entries of a list that had bad ones too; none kept: the value below holds. */
 const partial = (error: unknown, source: Source): Resolved | undefined =>
-  error instanceof PartialError && Array.isArray(error.partial) && error.partial.length > 0 ? { value: error.partial, source } : undefined;
+  error instanceof PartialError && error.partial.length > 0 ? { value: error.partial, source } : undefined;
 
 function parseFlag(spec: Spec<unknown>, flag: unknown): unknown {
   const values = Array.isArray(flag) ? flag : [flag];
@@ -207,10 +225,11 @@ function parseList(spec: Spec<unknown>, values: readonly string[]): unknown[] {
   const errors: string[] = [];
   for (const value of values) {
     try {
-      kept.push(...(spec.parse(value) as unknown[]));
+      const parsed: unknown = spec.parse(value);
+      if (Array.isArray(parsed)) kept.push(...parsed);
     } catch (error) {
-      if (error instanceof PartialError) kept.push(...(error.partial as unknown[]));
-      errors.push((error as Error).message);
+      if (error instanceof PartialError) kept.push(...error.partial);
+      errors.push(errorMessage(error));
     }
   }
   if (errors.length > 0) throw new PartialError(errors.join('; '), kept);

@@ -1,15 +1,15 @@
 // Every option, declared once: flag, environment variable, default, parser and help text, and the choice sets
-// they allow. A leaf: the parser (options-parse.ts), the help (options-help.ts), scuttle's variables and the
-// sidecar detection read it; it reads only value parsers and the sidecar kinds.
+// they allow. The parser (options-parse.ts), the help (options-help.ts), scuttle's variables and the sidecar
+// detection read it; it reads only the value parsers (values.ts) and the sidecar kinds.
 
-import { quote } from './duration.ts';
 import { EXIT_WRAPPER_FAILED } from './exit-code.ts';
-import { kindNamed, OTHER_KIND_NAMES, type OtherKindName } from './sidecar-kinds.ts';
-import { durationAtLeast, httpUrl, PartialError, urlList } from './values.ts';
+import { quote } from './quote.ts';
+import { ISTIO, OTHER_KIND_NAMES, type QuitTarget } from './sidecar-kinds.ts';
+import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList } from './values.ts';
 
-export const SIDECAR_SETTINGS = ['auto', 'classic', 'native', 'none'] as const;
+const SIDECAR_SETTINGS = ['auto', 'classic', 'native', 'none'] as const;
 export const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 
 export type SidecarSetting = (typeof SIDECAR_SETTINGS)[number];
@@ -25,12 +25,6 @@ export const ENVOY_ADMIN_VARIABLE = 'ENVOY_ADMIN_API';
 /** Where the pod's annotations are read from when --pod-annotations is not given, if that file exists. */
 export const DEFAULT_ANNOTATIONS_FILE = '/etc/podinfo/annotations';
 
-/** A sidecar named by --also: its kind, and the ports given after its name (in the kind's listener order). */
-export interface AlsoEntry {
-  readonly kind: OtherKindName;
-  readonly ports: readonly number[];
-}
-
 export interface Options {
   readonly sidecar: SidecarSetting;
   readonly readyUrl: URL;
@@ -39,7 +33,8 @@ export interface Options {
   readonly requestTimeout: number;
   readonly startWithoutProxy: boolean;
   readonly wait: boolean;
-  readonly quitUrls: readonly URL[];
+  /** Istio's quit URLs, and the other sidecars' that scuttle's GENERIC_QUIT_ENDPOINTS adds. */
+  readonly quitUrls: readonly QuitTarget[];
   readonly quit: QuitPolicy;
   readonly quitTimeout: number;
   readonly also: readonly AlsoEntry[];
@@ -61,63 +56,6 @@ export interface Spec<T> {
   /** Parses one value; throws an Error whose message says what is wrong and what is allowed. */
   readonly parse: (raw: string) => T;
   readonly help: string;
-}
-
-const oneOf =
-  <T extends string>(allowed: readonly T[]) =>
-  (raw: string): T => {
-    const value = raw.trim().toLowerCase();
-    if ((allowed as readonly string[]).includes(value)) return value as T;
-    throw new Error(`${quote(raw)} is not one of ${allowed.join(', ')}`);
-  };
-
-function bool(raw: string): boolean {
-  const value = raw.trim().toLowerCase();
-  if (['true', '1', 'yes'].includes(value)) return true;
-  if (['false', '0', 'no'].includes(value)) return false;
-  throw new Error(`${quote(raw)} is not a boolean (true, false, 1, 0, yes, no)`);
-}
-
-/** A TCP port, 1-65535, as decimal digits. */
-export function port(raw: string): number {
-  const value = raw.trim();
-  const n = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(n >= 1 && n <= 65_535)) throw new Error(`${quote(raw)} is not a port (1-65535)`);
-  return n;
-}
-
-/** One --also entry: NAME, or NAME:PORT with one port per listener of that kind (cloud-sql-proxy:9190:9191). */
-function alsoEntry(raw: string): AlsoEntry {
-  const [name = '', ...ports] = raw.trim().split(':');
-  const kind = OTHER_KIND_NAMES.find((candidate) => candidate === name.toLowerCase());
-  if (kind === undefined) {
-    const istio = name.toLowerCase() === 'istio' ? '; Istio is governed by --sidecar' : '';
-    throw new Error(`${quote(raw)} is not a sidecar name (${OTHER_KIND_NAMES.join(', ')})${istio}`);
-  }
-  const listeners = kindNamed(kind).listeners;
-  if (ports.length > 0 && ports.length !== listeners.length) {
-    const shape = listeners.map((listener) => `${listener.name.toUpperCase()}_PORT`).join(':');
-    throw new Error(`${quote(raw)}: ${kind} takes ${listeners.length} port${listeners.length === 1 ? '' : 's'} (${kind}:${shape})`);
-  }
-  return { kind, ports: ports.map(port) };
-}
-
-/** Comma-separated --also entries: the good ones are kept beside the error about the bad ones. */
-function alsoList(raw: string): AlsoEntry[] {
-  if (raw.trim() === '') throw new Error(`is empty (sidecar names: ${OTHER_KIND_NAMES.join(', ')}; or none)`);
-  if (raw.trim().toLowerCase() === 'none') return [];
-  const entries: AlsoEntry[] = [];
-  const errors: string[] = [];
-  for (const item of raw.split(',')) {
-    if (item.trim() === '') continue;
-    try {
-      entries.push(alsoEntry(item));
-    } catch (error) {
-      errors.push((error as Error).message);
-    }
-  }
-  if (errors.length > 0) throw new PartialError(errors.join('; '), entries);
-  return entries;
 }
 
 /** The whole interface. The order here is the order of --help. */
@@ -200,9 +138,9 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
     env: 'ISTIO_JOB_RUN_QUIT_URL',
     kind: 'list',
     usage: '--quit-url URL',
-    default: [new URL('http://127.0.0.1:15020/quitquitquit')],
+    default: [{ url: new URL('http://127.0.0.1:15020/quitquitquit'), kind: ISTIO }],
     defaultText: 'http://127.0.0.1:15020/quitquitquit',
-    parse: urlList(),
+    parse: (raw) => urlList()(raw).map((url) => ({ url, kind: ISTIO })),
     help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
   },
   quit: {

@@ -7,7 +7,7 @@ import { formatDuration } from './duration.ts';
 import type { Http } from './http.ts';
 import type { Logger } from './log.ts';
 import type { QuitPolicy } from './options-table.ts';
-import { kindNamed, type SidecarKind } from './sidecar-kinds.ts';
+import type { QuitTarget, SidecarKind } from './sidecar-kinds.ts';
 
 /** always; on-success only after exit 0 (restartPolicy OnFailure needs the proxy for the retry); never. */
 export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
@@ -63,9 +63,8 @@ export interface QuitResult {
 }
 
 export interface QuitParams {
-  readonly urls: readonly URL[];
-  /** The kind of sidecar behind each URL, for its rules and hints; Istio unless told. */
-  readonly kindOf?: (url: URL) => SidecarKind;
+  /** Each URL with the kind of sidecar behind it, for its rules and hints. */
+  readonly targets: readonly QuitTarget[];
   readonly timeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly http: Http;
@@ -79,12 +78,11 @@ export interface QuitParams {
 export async function quitProxy(params: QuitParams): Promise<QuitResult[]> {
   const started = params.clock.now();
   const deadline = started + params.timeoutMs;
-  return Promise.all(params.urls.map((url) => quitOne(url, deadline, params)));
+  return Promise.all(params.targets.map((target) => quitOne(target, deadline, params)));
 }
 
-async function quitOne(url: URL, deadline: number, params: QuitParams): Promise<QuitResult> {
+async function quitOne({ url, kind }: QuitTarget, deadline: number, params: QuitParams): Promise<QuitResult> {
   const { http, clock, log, requestTimeoutMs } = params;
-  const kind = params.kindOf?.(url) ?? kindNamed('istio');
   const started = clock.now();
   let answered = params.answeredBefore(url);
   let attempts = 0;
@@ -163,30 +161,4 @@ function hint({ kind, last, verdict }: QuitResult): string {
         ? kind.gaveUpHint
         : undefined;
   return text === undefined ? '' : `; ${text}`;
-}
-
-/** Istio's own ports on one pod: Envoy's admin, pilot-agent's status server, Envoy's health listener. */
-const ISTIO_PORTS = new Set(['15000', '15020', '15021']);
-export const portOf = (url: URL): string => url.port || (url.protocol === 'https:' ? '443' : '80');
-
-/**
- * Whether this quit URL belongs to the proxy behind the readiness URL: the same host, and the same port or two
- * of Istio's. Another sidecar's quit endpoint (GENERIC_QUIT_ENDPOINTS) is not Istio's, so Istio's hints do not
- * fit its answers.
- */
-export function sameProxy(readyUrl: URL, quitUrl: URL): boolean {
-  const sameHost = readyUrl.hostname === quitUrl.hostname || (isLoopback(readyUrl) && isLoopback(quitUrl));
-  const [ready, quit] = [portOf(readyUrl), portOf(quitUrl)];
-  return sameHost && (ready === quit || (ISTIO_PORTS.has(ready) && ISTIO_PORTS.has(quit)));
-}
-
-/** Most sidecars (pilot-agent, linkerd-proxy) accept a quit only from a loopback address. */
-export function isLoopback(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** A listener's identity for the "already gone" rule: loopback addresses are one host. */
-export function listenerKey(url: URL): string {
-  return `${isLoopback(url) ? 'loopback' : url.hostname}:${portOf(url)}`;
 }

@@ -1,12 +1,15 @@
 // scuttle's environment variables (redboxllc/scuttle, and QUIT_REQUEST_TIMEOUT from its kvij/scuttle fork), read
 // below istio-job-run's own, so a team moving from scuttle changes the image and nothing else. Pure: the
 // environment in; the option values they ask for, what each variable did, and what was wrong out.
-// Precedence against flags and ISTIO_JOB_RUN_* is options.ts's business; conflicts among scuttle's own
+// Precedence against flags and ISTIO_JOB_RUN_* is options-parse.ts's business; conflicts among scuttle's own
 // variables are settled here, the way scuttle settled them. docs/MIGRATING.md tells the same story.
 
-import { formatDuration, quote } from './duration.ts';
-import { durationAtLeast, httpUrl, redact, urlList } from './values.ts';
+import { formatDuration } from './duration.ts';
+import { errorMessage } from './errors.ts';
 import { ENVOY_ADMIN_VARIABLE, type Options } from './options-table.ts';
+import { quote, redact } from './quote.ts';
+import { GENERIC_KIND, ISTIO, type QuitTarget } from './sidecar-kinds.ts';
+import { durationAtLeast, httpUrl, urlList } from './values.ts';
 
 /** In the order of the migration table; the info line lists them in this order. */
 export const SCUTTLE_VARIABLES = [
@@ -24,19 +27,16 @@ export const SCUTTLE_VARIABLES = [
 
 export type ScuttleVariable = (typeof SCUTTLE_VARIABLES)[number];
 
-/** Envoy's admin API: besides the readiness URL, its presence means a classic sidecar (see mode.ts). */
-export const ADMIN_VARIABLE: ScuttleVariable = ENVOY_ADMIN_VARIABLE;
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** scuttle read an empty variable as unset (manifest templates render `value: ""`); so does istio-job-run, for these. */
-export function scuttleValue(env: Env, name: ScuttleVariable): string | undefined {
+function scuttleValue(env: Env, name: ScuttleVariable): string | undefined {
   const value = env[name];
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
 /** One option a variable sets, and how it reads as a flag: `--quit on-success`. */
-export interface Part {
+interface Part {
   readonly option: keyof Options;
   readonly shown: string;
 }
@@ -47,7 +47,7 @@ export type Effect =
   | { readonly variable: ScuttleVariable; readonly kind: 'inert'; readonly why: string };
 
 export interface ScuttleSettings {
-  /** The option values the variables ask for; options.ts puts them below flags and ISTIO_JOB_RUN_*. */
+  /** The option values the variables ask for; options-parse.ts puts them below flags and ISTIO_JOB_RUN_*. */
   readonly options: Partial<Options>;
   /** One per variable that was set and could be read, in SCUTTLE_VARIABLES order. false booleans are left out. */
   readonly effects: readonly Effect[];
@@ -58,7 +58,7 @@ export interface ScuttleSettings {
 }
 
 /** Reads scuttle's variables. `defaultQuitUrls` is what GENERIC_QUIT_ENDPOINTS adds to when ISTIO_QUIT_API is unset. */
-export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleSettings {
+export function readScuttle(env: Env, defaultQuitUrls: readonly QuitTarget[]): ScuttleSettings {
   const errors: string[] = [];
   const read = <T>(name: ScuttleVariable, parse: (raw: string) => T): T | undefined => {
     const raw = scuttleValue(env, name);
@@ -66,49 +66,50 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
     try {
       return parse(raw);
     } catch (error) {
-      errors.push(`${name}: ${(error as Error).message}`);
+      errors.push(`${name}: ${errorMessage(error)}`);
       return undefined;
     }
   };
 
   const admin = read('ENVOY_ADMIN_API', baseUrl('http://127.0.0.1:15000'));
   const quitApi = read('ISTIO_QUIT_API', baseUrl('http://127.0.0.1:15020'));
-  const neverKill = read('NEVER_KILL_ISTIO', bool);
-  const neverKillOnFailure = read('NEVER_KILL_ISTIO_ON_FAILURE', bool);
-  const startWithoutEnvoy = read('START_WITHOUT_ENVOY', bool);
+  const neverKill = read('NEVER_KILL_ISTIO', scuttleBool);
+  const neverKillOnFailure = read('NEVER_KILL_ISTIO_ON_FAILURE', scuttleBool);
+  const startWithoutEnvoy = read('START_WITHOUT_ENVOY', scuttleBool);
   const waitTimeout = read('WAIT_FOR_ENVOY_TIMEOUT', duration(0));
   const quitWithoutTimeout = read('QUIT_WITHOUT_ENVOY_TIMEOUT', duration(0));
   const generic = read('GENERIC_QUIT_ENDPOINTS', genericEndpoints);
-  const logging = read('SCUTTLE_LOGGING', bool);
+  const logging = read('SCUTTLE_LOGGING', scuttleBool);
   const quitRequestTimeout = read('QUIT_REQUEST_TIMEOUT', duration(1));
 
   const options: { -readonly [K in keyof Options]?: Options[K] } = {};
   const effects: Effect[] = [];
-  const sets = (variable: ScuttleVariable, values: Partial<Options>, ...shown: string[]): void => {
-    Object.assign(options, values);
-    const keys = Object.keys(values) as (keyof Options)[];
-    effects.push({ variable, kind: 'sets', parts: keys.map((option, i) => ({ option, shown: shown[i] ?? '' })) });
+  /** Sets one option, and says how that reads as a flag; `sets` records what the variable did. */
+  const set = <K extends keyof Options>(option: K, value: Options[K], shown: string): Part => {
+    options[option] = value;
+    return { option, shown };
   };
+  const sets = (variable: ScuttleVariable, ...parts: Part[]): void => void effects.push({ variable, kind: 'sets', parts });
   const inert = (variable: ScuttleVariable, why: string): void => void effects.push({ variable, kind: 'inert', why });
 
   if (admin !== undefined) {
     const readyUrl = append(admin, 'ready');
-    sets('ENVOY_ADMIN_API', { readyUrl }, `--ready-url ${readyUrl.href}`);
+    sets('ENVOY_ADMIN_API', set('readyUrl', readyUrl, `--ready-url ${readyUrl.href}`));
   }
 
-  const istioQuit = quitApi === undefined ? undefined : append(quitApi, 'quitquitquit');
-  if (istioQuit !== undefined) sets('ISTIO_QUIT_API', { quitUrls: [istioQuit] }, `--quit-url ${istioQuit.href}`);
+  const istioQuit = quitApi === undefined ? undefined : { url: append(quitApi, 'quitquitquit'), kind: ISTIO };
+  if (istioQuit !== undefined) sets('ISTIO_QUIT_API', set('quitUrls', [istioQuit], `--quit-url ${istioQuit.url.href}`));
 
   // scuttle checked NEVER_KILL_ISTIO first: never quitting covers quitting only on success.
-  if (neverKill === true) sets('NEVER_KILL_ISTIO', { quit: 'never' }, '--quit never');
+  if (neverKill === true) sets('NEVER_KILL_ISTIO', set('quit', 'never', '--quit never'));
   if (neverKillOnFailure === true) {
     if (neverKill === true) inert('NEVER_KILL_ISTIO_ON_FAILURE', 'overridden by NEVER_KILL_ISTIO');
-    else sets('NEVER_KILL_ISTIO_ON_FAILURE', { quit: 'on-success' }, '--quit on-success');
+    else sets('NEVER_KILL_ISTIO_ON_FAILURE', set('quit', 'on-success', '--quit on-success'));
   }
 
   // scuttle: START_WITHOUT_ENVOY skips the wait whatever the timeouts say; QUIT_WITHOUT_ENVOY_TIMEOUT beats
   // WAIT_FOR_ENVOY_TIMEOUT; a timeout of 0 is no timeout, the same as unset.
-  if (startWithoutEnvoy === true) sets('START_WITHOUT_ENVOY', { wait: false }, '--no-wait');
+  if (startWithoutEnvoy === true) sets('START_WITHOUT_ENVOY', set('wait', false, '--no-wait'));
   const timeouts = [
     ['QUIT_WITHOUT_ENVOY_TIMEOUT', quitWithoutTimeout, false],
     ['WAIT_FOR_ENVOY_TIMEOUT', waitTimeout, true],
@@ -123,38 +124,40 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly URL[]): ScuttleS
       winner = variable;
       sets(
         variable,
-        { readyTimeout: ms, startWithoutProxy: runAnyway },
-        `--ready-timeout ${formatDuration(ms)}`,
-        runAnyway ? '--start-without-proxy' : '--no-start-without-proxy',
+        set('readyTimeout', ms, `--ready-timeout ${formatDuration(ms)}`),
+        set('startWithoutProxy', runAnyway, runAnyway ? '--start-without-proxy' : '--no-start-without-proxy'),
       );
     }
   }
 
   if (generic !== undefined) {
-    const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map((url) => url.href).join(', ')})` : '';
+    const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map(({ url }) => url.href).join(', ')})` : '';
+    const others = generic.map((url) => ({ url, kind: GENERIC_KIND }));
     sets(
       'GENERIC_QUIT_ENDPOINTS',
-      { quitUrls: [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...generic] },
-      `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`,
+      set(
+        'quitUrls',
+        [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...others],
+        `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`,
+      ),
     );
   }
-  if (logging === false) sets('SCUTTLE_LOGGING', { logLevel: 'warn' }, '--log-level warn');
+  if (logging === false) sets('SCUTTLE_LOGGING', set('logLevel', 'warn', '--log-level warn'));
   if (quitRequestTimeout !== undefined) {
-    sets('QUIT_REQUEST_TIMEOUT', { requestTimeout: quitRequestTimeout }, `--request-timeout ${formatDuration(quitRequestTimeout)}`);
+    const shown = `--request-timeout ${formatDuration(quitRequestTimeout)}`;
+    sets('QUIT_REQUEST_TIMEOUT', set('requestTimeout', quitRequestTimeout, shown));
   }
 
-  const envoyAdmin = scuttleValue(env, ADMIN_VARIABLE) !== undefined;
+  const envoyAdmin = scuttleValue(env, ENVOY_ADMIN_VARIABLE) !== undefined;
   return { options, effects: sortEffects(effects), errors, envoyAdmin };
 }
 
 /**
- * The one info line: each variable with the flags it stands for, or why it does nothing. `overriddenBy` names
- * the flag or ISTIO_JOB_RUN_* variable that set an option instead, or undefined when the scuttle value holds.
+ * The one info line: each variable with the flags it stands for, or why it does nothing. `overrides` names,
+ * for each option a flag or ISTIO_JOB_RUN_* variable set instead, that flag or variable.
  */
-export function describeScuttle(
-  effects: readonly Effect[],
-  overriddenBy: (option: keyof Options) => string | undefined,
-): string | undefined {
+export function describeScuttle(effects: readonly Effect[], overrides: ReadonlyMap<keyof Options, string>): string | undefined {
+  const overriddenBy = (option: keyof Options): string | undefined => overrides.get(option);
   if (effects.length === 0) return undefined;
   const items = effects.map((effect) => {
     if (effect.kind === 'inert') return `${effect.variable} (${effect.why})`;
@@ -177,8 +180,11 @@ function sortEffects(effects: Effect[]): Effect[] {
   return effects.sort((a, b) => SCUTTLE_VARIABLES.indexOf(a.variable) - SCUTTLE_VARIABLES.indexOf(b.variable));
 }
 
-/** scuttle compared with "true" and "false" exactly, and ignored anything else: here anything else is an error. */
-function bool(raw: string): boolean {
+/**
+ * scuttle's booleans, not the project's (values.ts): scuttle compared with "true" and "false" exactly and
+ * ignored anything else; here anything else is an error.
+ */
+function scuttleBool(raw: string): boolean {
   const value = raw.trim();
   if (value === 'true') return true;
   if (value === 'false') return false;

@@ -1,11 +1,12 @@
 // The classic sidecars the wrapper knows, one row each, Istio first: where each answers readiness, where it is
-// told to stop, how an answer says "stopping is not enabled", and how its own project wants it set up for a
-// Job. Facts from each project's source (the README's Sidecars section names the projects); nothing else repeats them.
+// told to stop, how an answer says "stopping is not enabled", how its injector marks a pod's annotations, and
+// the text of the README's table about it. Facts from each project's source (the README's Sidecars section
+// names the projects); nothing else repeats them.
 
 import type { Attempt } from './attempt.ts';
 
 /** One listener of a sidecar: its default port, and what a port given in `--also NAME:PORT` stands for. */
-export interface Listener {
+interface Listener {
   readonly name: string;
   readonly port: number;
 }
@@ -34,12 +35,51 @@ export interface SidecarKind {
   /** Said when a quit is rejected with this status, or given up on. */
   readonly rejectHints?: Readonly<Record<number, string>>;
   readonly gaveUpHint?: string;
-  /** How the sidecar's own project wants it configured for a Job (the README's table). */
-  readonly forJobs: string;
+  /** How its injector marks a pod: read from the pod's annotations, when it leaves any. */
+  readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
+  /** The README's table, beside what the listeners and paths say. */
+  readonly docs: {
+    /** Said after the readiness URL, or instead of it when there is none. */
+    readonly waits?: string;
+    /** What an answer looks like when stopping is not enabled. */
+    readonly notEnabled: string;
+    /** How the sidecar's own project wants it set up for a Job. */
+    readonly forJobs: string;
+  };
 }
+
+/** The pod's annotations as a kind's rule reads them. */
+export interface PodAnnotations {
+  get(key: string): string | undefined;
+  /** Whether the value, trimmed and lower-cased, is `value`. */
+  is(key: string, value: string): boolean;
+}
+
+/**
+ * What a kind's rule found: a sidecar to wait for and stop (on the port an annotation names, if one does, and
+ * with paths the annotations give), or only a line to say.
+ */
+export type Finding =
+  | {
+      readonly kind: 'sidecar';
+      /** The annotation holding the port of the kind's first listener. */
+      readonly portAnnotation?: string;
+      readonly paths?: { readonly ready?: string; readonly quit?: string };
+    }
+  | { readonly kind: 'note'; readonly level: 'debug' | 'info' | 'warn'; readonly message: string };
+
+const note = (level: 'debug' | 'info' | 'warn', message: string): Finding => ({ kind: 'note', level, message });
 
 const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
   attempt.kind === 'response' && attempt.status === status && says.test(attempt.body);
+
+const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'config.linkerd.io'].map(
+  (prefix) => `${prefix}/proxy-enable-native-sidecar`,
+);
+
+/** A path from an annotation, with the leading slash it may lack; blank: none. */
+const absolutePath = (raw: string | undefined): string | undefined =>
+  raw === undefined || raw.trim() === '' ? undefined : raw.startsWith('/') ? raw : `/${raw}`;
 
 /** Google's Cloud SQL and AlloyDB Auth Proxies share their health and admin servers. */
 const AUTH_PROXY = {
@@ -50,6 +90,7 @@ const AUTH_PROXY = {
   ready: { listener: 0, path: '/startup' },
   quit: { listener: 1, path: '/quitquitquit' },
   enableQuit: 'the proxy flag --quitquitquit',
+  docs: 'the admin port refuses (no `--quitquitquit`)',
 } as const;
 
 export const SIDECAR_KINDS = [
@@ -68,7 +109,10 @@ export const SIDECAR_KINDS = [
       404: 'check the path: pilot-agent listens for /quitquitquit on 15020',
       405: 'the quit endpoint takes POST only',
     },
-    forJobs: 'native sidecar (`sidecar.istio.io/nativeSidecar: "true"`, Istio 1.24+ on Kubernetes 1.29+), else POST /quitquitquit on 15020',
+    docs: {
+      notEnabled: '(always on)',
+      forJobs: 'native sidecar (`sidecar.istio.io/nativeSidecar: "true"`, Istio 1.24+ on Kubernetes 1.29+), else the quit',
+    },
   },
   {
     name: 'linkerd',
@@ -82,8 +126,23 @@ export const SIDECAR_KINDS = [
       403: 'linkerd-proxy accepts a shutdown only from a loopback address',
       405: 'the shutdown endpoint takes POST only',
     },
-    forJobs:
-      'native sidecar (`config.linkerd.io/proxy-enable-native-sidecar: "true"`), else `config.linkerd.io/proxy-admin-shutdown: enabled` and POST /shutdown',
+    fromAnnotations: (pod) => {
+      if (pod.get('linkerd.io/proxy-version') === undefined) return undefined;
+      const native = LINKERD_NATIVE.find((key) => pod.is(key, 'true'));
+      if (native !== undefined) return note('info', `linkerd-proxy is a native sidecar (${native}: "true"): leaving it to Kubernetes`);
+      if (pod.is('config.linkerd.io/proxy-admin-shutdown', 'enabled')) return { kind: 'sidecar' };
+      return note(
+        'warn',
+        'the pod has a linkerd-proxy whose shutdown endpoint is not enabled: the pod will not complete after the job. ' +
+          'Set the pod annotation config.linkerd.io/proxy-admin-shutdown: enabled (or make it a native sidecar ' +
+          'with config.linkerd.io/proxy-enable-native-sidecar: "true")',
+      );
+    },
+    docs: {
+      notEnabled: 'an error saying the endpoint is not enabled',
+      forJobs:
+        'native sidecar (`config.linkerd.io/proxy-enable-native-sidecar: "true"`), else `config.linkerd.io/proxy-admin-shutdown: enabled`',
+    },
   },
   {
     name: 'cloud-sql-proxy',
@@ -91,8 +150,11 @@ export const SIDECAR_KINDS = [
     ...AUTH_PROXY,
     readyHint: 'the Cloud SQL proxy answers /startup only with --health-check',
     gaveUpHint: 'the Cloud SQL proxy listens for /quitquitquit only with --quitquitquit',
-    forJobs:
-      'native sidecar (initContainers, `restartPolicy: Always`), else `--quitquitquit` (and `--health-check`) and POST /quitquitquit',
+    docs: {
+      waits: '(needs `--health-check`)',
+      notEnabled: 'the admin port refuses (no `--quitquitquit`)',
+      forJobs: 'native sidecar (initContainers, `restartPolicy: Always`), else `--quitquitquit`',
+    },
   },
   {
     name: 'alloydb-auth-proxy',
@@ -100,7 +162,11 @@ export const SIDECAR_KINDS = [
     ...AUTH_PROXY,
     readyHint: 'the AlloyDB proxy answers /startup only with --health-check',
     gaveUpHint: 'the AlloyDB proxy listens for /quitquitquit only with --quitquitquit',
-    forJobs: 'native sidecar, else `--quitquitquit` (and `--health-check`) and POST /quitquitquit',
+    docs: {
+      waits: '(needs `--health-check`)',
+      notEnabled: 'the admin port refuses',
+      forJobs: 'native sidecar, else `--quitquitquit`',
+    },
   },
   {
     name: 'vault-agent',
@@ -109,8 +175,26 @@ export const SIDECAR_KINDS = [
     quit: { listener: 0, path: '/agent/v1/quit' },
     notEnabled: (attempt) => answered(attempt, 404, /.*/s),
     enableQuit: 'pod annotation vault.hashicorp.com/agent-enable-quit: "true"',
-    forJobs:
-      '`vault.hashicorp.com/agent-pre-populate-only: "true"` (no sidecar), else `vault.hashicorp.com/agent-enable-quit: "true"` and POST /agent/v1/quit',
+    fromAnnotations: (pod) => {
+      if (!pod.is('vault.hashicorp.com/agent-inject-status', 'injected')) return undefined;
+      if (pod.is('vault.hashicorp.com/agent-pre-populate-only', 'true')) {
+        return note('debug', 'vault-agent is pre-populate only: no sidecar to stop');
+      }
+      if (pod.is('vault.hashicorp.com/agent-enable-quit', 'true')) {
+        return { kind: 'sidecar', portAnnotation: 'vault.hashicorp.com/agent-cache-listener-port' };
+      }
+      return note(
+        'warn',
+        'the pod has a vault-agent sidecar without its quit endpoint: the pod will not complete after the job. ' +
+          'Set the pod annotation vault.hashicorp.com/agent-enable-quit: "true" (or ' +
+          'vault.hashicorp.com/agent-pre-populate-only: "true" when the job needs no renewal)',
+      );
+    },
+    docs: {
+      waits: 'nothing (its init container fetched the secrets)',
+      notEnabled: '404',
+      forJobs: '`vault.hashicorp.com/agent-pre-populate-only: "true"` (no sidecar), else `vault.hashicorp.com/agent-enable-quit: "true"`',
+    },
   },
   {
     name: 'dapr',
@@ -119,7 +203,8 @@ export const SIDECAR_KINDS = [
     ready: { listener: 0, path: '/v1.0/healthz/outbound' },
     quit: { listener: 0, path: '/v1.0/shutdown' },
     enableQuit: 'always on',
-    forJobs: 'POST /v1.0/shutdown when the job is done (Dapr\'s "Kubernetes Jobs" docs)',
+    fromAnnotations: (pod) => (pod.is('dapr.io/enabled', 'true') ? { kind: 'sidecar', portAnnotation: 'dapr.io/http-port' } : undefined),
+    docs: { notEnabled: '(always on)', forJobs: 'POST `/v1.0/shutdown` when the job is done' },
   },
   {
     name: 'consul-dataplane',
@@ -128,7 +213,23 @@ export const SIDECAR_KINDS = [
     ready: { listener: 0, path: '/graceful_startup' },
     quit: { listener: 0, path: '/graceful_shutdown' },
     enableQuit: 'pod annotation consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "true" (the default)',
-    forJobs: 'the proxy lifecycle (on by default) and POST /graceful_shutdown on port 20600',
+    fromAnnotations: (pod) => {
+      if (!pod.is('consul.hashicorp.com/connect-inject-status', 'injected')) return undefined;
+      const lifecycle = 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle';
+      if (pod.is(lifecycle, 'false')) return note('info', `consul-dataplane has ${lifecycle}: "false": leaving it alone`);
+      const prefix = 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful';
+      const ready = absolutePath(pod.get(`${prefix}-startup-path`));
+      const quit = absolutePath(pod.get(`${prefix}-shutdown-path`));
+      return {
+        kind: 'sidecar',
+        portAnnotation: `${prefix}-port`,
+        paths: { ...(ready === undefined ? {} : { ready }), ...(quit === undefined ? {} : { quit }) },
+      };
+    },
+    docs: {
+      notEnabled: '(lifecycle off: nothing listens)',
+      forJobs: 'the proxy lifecycle (on by default), POST `/graceful_shutdown`',
+    },
   },
 ] as const satisfies readonly SidecarKind[];
 
@@ -136,19 +237,26 @@ export type KindName = (typeof SIDECAR_KINDS)[number]['name'];
 /** The kinds `--also` names: every one but Istio, which `--sidecar` governs. */
 export type OtherKindName = Exclude<KindName, 'istio'>;
 
-export const KIND_NAMES: readonly KindName[] = SIDECAR_KINDS.map((kind) => kind.name);
-export const OTHER_KIND_NAMES = KIND_NAMES.filter((name): name is OtherKindName => name !== 'istio');
+export const OTHER_KIND_NAMES: readonly OtherKindName[] = SIDECAR_KINDS.flatMap((kind) => (kind.name === 'istio' ? [] : [kind.name]));
+
+export const ISTIO: SidecarKind = SIDECAR_KINDS[0];
 
 export function kindNamed(name: KindName): SidecarKind {
-  return SIDECAR_KINDS.find((kind) => kind.name === name) as SidecarKind;
+  return SIDECAR_KINDS.find((kind) => kind.name === name) ?? ISTIO;
 }
 
-/** A quit URL that is not one of a known kind's (scuttle's GENERIC_QUIT_ENDPOINTS, a second --quit-url). */
+/** The rules for a quit URL of no known kind: scuttle's GENERIC_QUIT_ENDPOINTS, POSTed as scuttle did. */
 export const GENERIC_KIND: SidecarKind = {
   name: 'generic',
   label: 'proxy',
   listeners: [],
   quit: { listener: 0, path: '/' },
   enableQuit: 'its own configuration',
-  forJobs: '',
+  docs: { notEnabled: '', forJobs: '' },
 };
+
+/** A URL to POST to stop a sidecar, with the kind whose rules read its answers: known where it is configured. */
+export interface QuitTarget {
+  readonly url: URL;
+  readonly kind: SidecarKind;
+}

@@ -9,11 +9,12 @@ import { formatDuration } from './duration.ts';
 import type { Http } from './http.ts';
 import type { Logger } from './log.ts';
 import type { Options } from './options-table.ts';
-import { isLoopback, listenerKey, portOf, quitProxy, sameProxy, shouldQuit } from './quit.ts';
+import { isLoopback, listenerKey } from './listener.ts';
+import { quitProxy, shouldQuit } from './quit.ts';
 import { type Readiness, waitUntilReady } from './readiness.ts';
-import { GENERIC_KIND, SIDECAR_KINDS, type SidecarKind } from './sidecar-kinds.ts';
+import { GENERIC_KIND, type SidecarKind } from './sidecar-kinds.ts';
 
-export type ReadyOutcome =
+type ReadyOutcome =
   | { readonly kind: 'ready' }
   | { readonly kind: 'cancelled' }
   /** `what`: every sidecar that was not ready, its last answer and the hint that fits. */
@@ -43,7 +44,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
   const accepted = new Set<string>();
   let probes: Promise<void> = Promise.resolve();
 
-  const quitTargets = sidecars.flatMap((sidecar) => sidecar.quit.map((url) => ({ url, kind: kindFor(sidecar, url) })));
+  const quitTargets = sidecars.flatMap((sidecar) => sidecar.quit);
   for (const { url, kind } of quitTargets) {
     if (!isLoopback(url)) {
       const who =
@@ -55,12 +56,11 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
 
   return {
     async waitUntilReady(cancel) {
-      const waiting = sidecars.filter((sidecar) => sidecar.ready !== undefined);
+      const waiting = sidecars.flatMap((sidecar) => (sidecar.ready === undefined ? [] : [{ sidecar, url: sidecar.ready }]));
       if (waiting.length === 0) return { kind: 'ready' };
       const client = await load();
       const results = await Promise.all(
-        waiting.map(async (sidecar) => {
-          const url = sidecar.ready as URL;
+        waiting.map(async ({ sidecar, url }) => {
           const of = waiting.length > 1 ? ` of ${sidecar.kind.label}` : '';
           const readiness = await waitUntilReady({
             url,
@@ -109,10 +109,8 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
       try {
         const client = await load();
         await probes;
-        const kinds = new Map(quitTargets.map(({ url, kind }) => [url.href, kind]));
         await quitProxy({
-          urls: quitTargets.map(({ url }) => url),
-          kindOf: (url) => kinds.get(url.href) ?? GENERIC_KIND,
+          targets: quitTargets,
           timeoutMs: settings.quitTimeout,
           requestTimeoutMs: settings.requestTimeout,
           http: client,
@@ -128,19 +126,6 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
       http?.then((client) => client.close()).catch(() => undefined);
     },
   };
-}
-
-/**
- * The kind whose rules read a quit URL's answers. The Istio list can hold other sidecars' endpoints too
- * (scuttle's GENERIC_QUIT_ENDPOINTS): one that is not the readiness URL's proxy and has another kind's default
- * quit port and path is read by that kind's rules.
- */
-function kindFor(sidecar: Sidecar, url: URL): SidecarKind {
-  if (sidecar.kind.name !== 'istio' || sidecar.ready === undefined || sameProxy(sidecar.ready, url)) return sidecar.kind;
-  const other = SIDECAR_KINDS.find(
-    (kind) => kind.name !== 'istio' && url.pathname === kind.quit.path && portOf(url) === String(kind.listeners[kind.quit.listener]?.port),
-  );
-  return other ?? sidecar.kind;
 }
 
 function notReady(sidecar: Sidecar, readiness: Readiness & { kind: 'timeout' }): string {

@@ -1,18 +1,47 @@
-// Parsers of option values, shared by istio-job-run's own options (options-table.ts) and scuttle's variables
-// (scuttle.ts). Each throws an Error whose message quotes the value and says what is allowed; the caller
-// puts the flag or variable name in front.
+// Parsers of option values, for istio-job-run's own options (options-table.ts), scuttle's variables
+// (scuttle.ts) and the pod's annotations (detect.ts). Each throws an Error whose message quotes the value and
+// says what is allowed; the caller puts the flag, variable or annotation in front.
 
-import { type DurationSyntax, formatDuration, parseDuration, quote } from './duration.ts';
+import { type DurationSyntax, formatDuration, parseDuration } from './duration.ts';
+import { errorMessage } from './errors.ts';
+import { quote, redact } from './quote.ts';
+import { kindNamed, OTHER_KIND_NAMES, type OtherKindName } from './sidecar-kinds.ts';
 
 const URL_EXAMPLE = 'http://127.0.0.1:15020/quitquitquit';
 
 /** A list whose good entries are kept beside the complaint about the bad ones. */
-export class PartialError extends Error {
-  readonly partial: unknown;
-  constructor(message: string, partial: unknown) {
+export class PartialError<T> extends Error {
+  readonly partial: readonly T[];
+  constructor(message: string, partial: readonly T[]) {
     super(message);
     this.partial = partial;
   }
+}
+
+/** One of a choice set, in any case. */
+export const oneOf =
+  <T extends string>(allowed: readonly T[]) =>
+  (raw: string): T => {
+    const value = raw.trim().toLowerCase();
+    const found = allowed.find((choice) => choice === value);
+    if (found !== undefined) return found;
+    throw new Error(`${quote(raw)} is not one of ${allowed.join(', ')}`);
+  };
+
+/** The project's booleans: true, 1, yes or false, 0, no, in any case. */
+export function bool(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new Error(`${quote(raw)} is not a boolean (true, false, 1, 0, yes, no)`);
+}
+
+/** A TCP port, 1-65535, as decimal digits. */
+export function port(raw: string): number {
+  const value = raw.trim();
+  const n = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= 65_535)) throw new Error(`${quote(raw)} is not a port (1-65535)`);
+  return n;
 }
 
 /** A duration of at least `min` ms. */
@@ -23,23 +52,6 @@ export const durationAtLeast =
     if (ms < min) throw new Error(`${quote(raw)} is too short (at least ${formatDuration(min)})`);
     return ms;
   };
-
-/**
- * A value with whatever could be credentials in a URL (`user:pass@`) replaced by `***`, entry by entry of a
- * comma-separated list: no message ever shows them.
- */
-export function redact(raw: string): string {
-  return raw
-    .split(',')
-    .map((entry) => {
-      const at = entry.lastIndexOf('@');
-      if (at < 0) return entry;
-      const scheme = entry.indexOf('://');
-      const start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
-      return `${entry.slice(0, start)}***${entry.slice(at)}`;
-    })
-    .join(',');
-}
 
 /** An http or https URL without credentials; `example` is shown with the error when given. */
 export function httpUrl(raw: string, example?: string): URL {
@@ -69,3 +81,43 @@ export const urlList =
     }
     return items.map((item) => httpUrl(item, example));
   };
+
+/** A sidecar named by --also: its kind, and the ports given after its name (in the kind's listener order). */
+export interface AlsoEntry {
+  readonly kind: OtherKindName;
+  readonly ports: readonly number[];
+}
+
+/** One --also entry: NAME, or NAME:PORT with one port per listener of that kind (cloud-sql-proxy:9190:9191). */
+function alsoEntry(raw: string): AlsoEntry {
+  const [name = '', ...ports] = raw.trim().split(':');
+  const kind = OTHER_KIND_NAMES.find((candidate) => candidate === name.toLowerCase());
+  if (kind === undefined) {
+    const istio = name.toLowerCase() === 'istio' ? '; Istio is governed by --sidecar' : '';
+    throw new Error(`${quote(raw)} is not a sidecar name (${OTHER_KIND_NAMES.join(', ')})${istio}`);
+  }
+  const listeners = kindNamed(kind).listeners;
+  if (ports.length > 0 && ports.length !== listeners.length) {
+    const shape = listeners.map((listener) => `${listener.name.toUpperCase()}_PORT`).join(':');
+    throw new Error(`${quote(raw)}: ${kind} takes ${listeners.length} port${listeners.length === 1 ? '' : 's'} (${kind}:${shape})`);
+  }
+  return { kind, ports: ports.map(port) };
+}
+
+/** Comma-separated --also entries: the good ones are kept beside the error about the bad ones. */
+export function alsoList(raw: string): AlsoEntry[] {
+  if (raw.trim() === '') throw new Error(`is empty (sidecar names: ${OTHER_KIND_NAMES.join(', ')}; or none)`);
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const entries: AlsoEntry[] = [];
+  const errors: string[] = [];
+  for (const item of raw.split(',')) {
+    if (item.trim() === '') continue;
+    try {
+      entries.push(alsoEntry(item));
+    } catch (error) {
+      errors.push(errorMessage(error));
+    }
+  }
+  if (errors.length > 0) throw new PartialError(errors.join('; '), entries);
+  return entries;
+}

@@ -6,7 +6,7 @@ import { CHART } from './settings.ts';
 import { ms, xml } from './format.ts';
 import { summarize } from './stats.ts';
 
-export interface ChartRow {
+interface ChartRow {
   readonly label: string;
   readonly color: string;
   readonly values: readonly number[];

@@ -13,7 +13,7 @@ import { round2, shuffled } from './stats.ts';
 
 export type MemoryMode = 'none' | 'classic';
 
-export interface MemorySample {
+interface MemorySample {
   readonly vmHwmMiB: number;
   readonly vmRssMiB: number;
   readonly rssAnonMiB: number;

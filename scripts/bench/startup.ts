@@ -14,7 +14,7 @@ export interface StartupVariant {
 }
 
 /** The wrapper and its floors. */
-export const startupVariants = (wrapper: string): readonly StartupVariant[] => [
+const startupVariants = (wrapper: string): readonly StartupVariant[] => [
   { id: 'wrapper', label: 'istio-job-run --sidecar none -- true', file: wrapper, args: ['--sidecar', 'none', '--', 'true'] },
   { id: 'node', label: 'node -e 0 (the embedded Node)', file: PINNED_NODE, args: ['-e', '0'] },
   { id: 'tini', label: 'tini -- true', file: 'tini', args: ['--', 'true'] },

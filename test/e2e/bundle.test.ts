@@ -1,13 +1,25 @@
 // The portable bundle: --install for the emptyDir pattern, and the installed copy running where there is
-// no libc at all, mounted at another path than it was installed to (issue: any job image).
+// no libc at all (any job image), mounted at another path than it was installed to.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { chrootsWork, inChroot, makeRoot } from '../support/chroot.ts';
+import { whyChrootsFail, inChroot, makeRoot } from '../support/chroot.ts';
 import { pidOne, root, run, start, PLAIN_EXECUTABLE } from '../support/process.ts';
 import { Sidecar } from '../support/sidecar.ts';
 
@@ -17,6 +29,16 @@ const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-bundle-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 let counter = 0;
+/** A copy of the bundle whose content differs (one more line in NOTICES): another bundle to install. */
+let other: string | undefined;
+function otherBundle(): string {
+  if (other !== undefined) return other;
+  other = join(scratch, 'other-bundle');
+  cpSync(BUNDLE, other, { recursive: true });
+  appendFileSync(join(other, 'istio-job-run.lib', 'NOTICES'), '\n');
+  return other;
+}
+
 const freshDir = (): string => {
   const dir = join(scratch, `target-${++counter}`);
   mkdirSync(dir);
@@ -43,7 +65,7 @@ describe('--install', () => {
     assert.match(result.stderr, new RegExp(`installed istio-job-run \\d+\\.\\d+\\.\\d+ as ${dir}/istio-job-run`));
     const { store, entries } = layout(dir);
     assert.deepEqual(entries, [store, 'istio-job-run', 'istio-job-run.lib'].sort());
-    assert.match(store, /^\.istio-job-run\.\d+\.\d+\.\d+\.[0-9a-f]{8}$/);
+    assert.match(store, /^\.istio-job-run\.\d+\.\d+\.\d+\.[0-9a-f]{16}$/);
     assert.equal(statSync(join(dir, 'istio-job-run')).mode & 0o777, 0o755);
     assert.ok(lstatSync(join(dir, 'istio-job-run.lib')).isSymbolicLink());
     assert.deepEqual(readdirSync(join(dir, store)).sort(), readdirSync(join(BUNDLE, 'istio-job-run.lib')).sort());
@@ -52,14 +74,81 @@ describe('--install', () => {
     assert.equal(copy.stdout, version.stdout);
   });
 
-  test('is idempotent: a second install replaces the first and removes its files', async () => {
+  test('is idempotent: a second install of the same bundle keeps the one copy it made', async () => {
     const dir = freshDir();
     assert.equal((await install(dir)).code, 0);
     const first = layout(dir);
+    const inode = statSync(join(dir, first.store, 'istio-job-run')).ino;
+    const second = await install(dir);
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(layout(dir), first);
+    assert.equal(statSync(join(dir, first.store, 'istio-job-run')).ino, inode, 'the copy is reused, not made again');
+  });
+
+  test('racing installs into one folder, two rounds of three: one copy, and it runs', async () => {
+    const dir = freshDir();
+    for (let round = 0; round < 2; round++) {
+      const results = await Promise.all([install(dir), install(dir), install(dir)]);
+      for (const result of results) assert.equal(result.code, 0, result.stderr);
+      const { store, entries } = layout(dir);
+      assert.deepEqual(entries, [store, 'istio-job-run', 'istio-job-run.lib'].sort());
+    }
+    const copy = await start(join(dir, 'istio-job-run'), ['--sidecar', 'none', '--', 'sh', '-c', 'exit 4']).finished;
+    assert.equal(copy.code, 4);
+  });
+
+  test("a killed install's leftovers go with the next install; a racing install's fresh work stays", async () => {
+    const dir = freshDir();
+    const abandoned = join(dir, '.istio-job-run.tmp-0badc0de.store');
+    const fresh = join(dir, '.istio-job-run.tmp-0000f00d.store');
+    for (const path of [abandoned, fresh]) mkdirSync(path);
+    writeFileSync(join(abandoned, 'istio-job-run'), 'half a copy');
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    utimesSync(abandoned, hoursAgo, hoursAgo);
+    const result = await install(dir);
+    assert.equal(result.code, 0, result.stderr);
+    const { store, entries } = layout(dir);
+    assert.deepEqual(entries, [store, '.istio-job-run.tmp-0000f00d.store', 'istio-job-run', 'istio-job-run.lib'].sort());
+  });
+
+  test('another bundle replaces the first install and removes its files', async () => {
+    const dir = freshDir();
     assert.equal((await install(dir)).code, 0);
+    const first = layout(dir);
+    const other = otherBundle();
+    const result = await install(dir, join(other, 'istio-job-run'));
+    assert.equal(result.code, 0, result.stderr);
     const second = layout(dir);
     assert.notEqual(second.store, first.store);
     assert.deepEqual(second.entries, [second.store, 'istio-job-run', 'istio-job-run.lib'].sort());
+  });
+
+  test('a volume with room for one copy: a repeat install and an install of another bundle both succeed', {
+    skip: whyChrootsFail(),
+  }, async () => {
+    const dir = freshDir();
+    const lib = join(BUNDLE, 'istio-job-run.lib');
+    const bytes = readdirSync(lib).reduce((sum, name) => sum + statSync(join(lib, name)).size, 0);
+    // Room for one store and a half, the launchers and the directories.
+    const size = Math.ceil((bytes * 1.5) / 4096) * 4096;
+    const script =
+      'mount -t tmpfs -o size="$4" tmpfs "$1" && "$2" --install "$1" && "$2" --install "$1" && "$3" --install "$1" && ' +
+      'ls -A "$1" && "$1/istio-job-run" --sidecar none -- sh -c "exit 7"';
+    const result = await start(
+      'unshare',
+      ['--mount', '--', 'sh', '-c', script, 'sh', dir, LAUNCHER, join(otherBundle(), 'istio-job-run'), String(size)],
+      {
+        timeoutMs: 60_000,
+      },
+    ).finished;
+    assert.equal(result.code, 7, result.stderr);
+    assert.match(result.stderr, /no room .* for a second copy beside the earlier install: removing it first/);
+    const entries = result.stdout.trim().split('\n').sort();
+    assert.equal(entries.length, 3, result.stdout);
+    assert.deepEqual(
+      entries.filter((name) => !name.startsWith('.istio-job-run.')),
+      ['istio-job-run', 'istio-job-run.lib'],
+    );
   });
 
   test('an installed copy can install itself again (it finds its bundle through the symlink)', async () => {
@@ -91,7 +180,7 @@ describe('--install', () => {
     });
   }
 
-  test('a read-only DIR: exit 125, and nothing left behind', { skip: chrootsWork() }, async () => {
+  test('a read-only DIR: exit 125, and nothing left behind', { skip: whyChrootsFail() }, async () => {
     const dir = freshDir();
     const script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" --install "$1"';
     const result = await start('unshare', ['--mount', '--', 'sh', '-c', script, 'sh', dir, LAUNCHER]).finished;
@@ -115,7 +204,7 @@ describe('--install', () => {
   });
 });
 
-describe('in an image without libc', { skip: chrootsWork() }, () => {
+describe('in an image without libc', { skip: whyChrootsFail() }, () => {
   /** The emptyDir: the installed copy on the host, mounted in the job's root at /opt/tools. */
   let shared: string;
   const job = makeRoot({ busybox: true });

@@ -1,12 +1,12 @@
 // The built executable on its own: the interface, exit codes, stdio, and the modes that use no HTTP.
 
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdtempSync, openSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Sidecar } from '../support/sidecar.ts';
-import { cleanEnv, NODE, REPORTER, run, wrapper } from '../support/process.ts';
+import { cleanEnv, NODE, REPORTER, run, start, WRAPPER, wrapper } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-cli-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -46,6 +46,27 @@ describe('interface', () => {
     assert.equal(result.stderr, '');
   });
 
+  for (const flag of ['--version', '--help']) {
+    test(`${flag} into a stdout that cannot take it (/dev/full): exit 125 and one line saying so`, async () => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const result = await run([flag], { stdio: ['pipe', full, 'pipe'] });
+        assert.equal(result.code, 125);
+        assert.match(result.stderr, /^istio-job-run: cannot write the (version|help) to stdout: ENOSPC\b.*\n$/);
+      } finally {
+        closeSync(full);
+      }
+    });
+  }
+
+  test('--help into a pipe whose reader has left (EPIPE): exit 0 and nothing said, like `--help | head -1`', async () => {
+    // A FIFO opened for reading and writing, then for writing, then its reader closed: a writer without a reader.
+    const script = 'mkfifo "$1/pipe" && exec 3<>"$1/pipe" 4>"$1/pipe" 3<&- && exec "$0" --help >&4 4>&-';
+    const dir = mkdtempSync(join(scratch, 'epipe-'));
+    const result = await start('sh', ['-c', script, WRAPPER, dir]).finished;
+    assert.deepEqual([result.code, result.stderr], [0, '']);
+  });
+
   test("options stop at the first non-option: the command's own --help reaches it", async () => {
     const result = await run(['--sidecar', 'none', 'printf', '%s|', '--help', '--version', '--', '-x']);
     assert.equal(result.code, 0);
@@ -78,6 +99,7 @@ describe('interface', () => {
       /ISTIO_JOB_RUN_QUIT: "sometimes" is not one of always, on-success, never/,
     ],
     ['an unknown flag', ['--frobnicate', 'true'], {}, /unknown option --frobnicate/],
+    ['an unknown one-letter long flag, as typed', ['--x', 'true'], {}, /unknown option --x \(/],
     ['an ftp URL', ['--ready-url', 'ftp://127.0.0.1/x', 'true'], {}, /--ready-url: "ftp:\/\/127.0.0.1\/x" is not an http or https URL/],
     ['an empty value', ['--quit-url=', 'true'], {}, /--quit-url: needs a value/],
     ['a bad boolean', ['true'], { ISTIO_JOB_RUN_WAIT: 'maybe' }, /ISTIO_JOB_RUN_WAIT: "maybe" is not a boolean/],
@@ -240,7 +262,7 @@ describe('modes without HTTP', () => {
       { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: status('initContainers') },
       undefined,
     ],
-    // Issue 10: an empty status says what it can mean, at info level.
+    // An empty status says what it can mean, at info level.
     [
       'no sidecar injected (status empty)',
       { KUBERNETES_SERVICE_HOST: '10.0.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: '' },
@@ -266,7 +288,7 @@ describe('modes without HTTP', () => {
   }
 });
 
-describe('issue 9: usage errors that must not leak or quit', () => {
+describe('usage errors that must not leak or quit', () => {
   test('--install without a directory: exit 125 at once, naming --install and a directory, and no HTTP at all', async () => {
     const sidecar = await Sidecar.start({});
     try {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { parseInvocation } from '../../src/options-parse.ts';
-import { chrootsWork, inChroot, makeRoot } from '../support/chroot.ts';
+import { whyChrootsFail, inChroot, makeRoot } from '../support/chroot.ts';
 import { root } from '../support/process.ts';
 
 interface Dockerfile {
@@ -130,7 +130,7 @@ describe('the init-container pattern: docker/Dockerfile and docker/k8s/cronjob.y
   });
 
   test('both containers run as written: install in a root holding only the bundle, then the job from busybox', {
-    skip: chrootsWork(),
+    skip: whyChrootsFail(),
   }, async () => {
     const emptyDir = join(scratch, 'emptydir');
     mkdirSync(emptyDir);
@@ -175,7 +175,7 @@ describe('the ENTRYPOINT pattern: docker/job.Dockerfile and docker/k8s/job.yaml'
     assertOnFailureVariant(text, image.entrypoint, job);
   });
 
-  test('the container runs as written, in a root built as the Dockerfile says', { skip: chrootsWork() }, async () => {
+  test('the container runs as written, in a root built as the Dockerfile says', { skip: whyChrootsFail() }, async () => {
     const jobRoot = makeRoot({ busybox: true });
     try {
       cpSync(join(root, 'dist', 'bundle'), join(jobRoot.path, bundle?.[1] ?? ''), { recursive: true });

@@ -211,6 +211,17 @@ describe('GENERIC_QUIT_ENDPOINTS, QUIT_REQUEST_TIMEOUT, SCUTTLE_LOGGING', () => 
       }),
     ));
 
+  test("GENERIC_QUIT_ENDPOINTS are another sidecar's: their answers are not read by Istio's rules", () =>
+    withSidecar({}, async (istio) =>
+      withSidecar({ quitScript: [404] }, async (other) => {
+        const result = await run(['true'], { env: pod(istio, { GENERIC_QUIT_ENDPOINTS: other.quitUrl }) });
+        assert.equal(result.code, 0);
+        const line = result.stderr.split('\n').find((text) => text.includes(`POST ${other.quitUrl} answered HTTP 404`));
+        assert.ok(line !== undefined, result.stderr);
+        assert.doesNotMatch(line, /pilot-agent/);
+      }),
+    ));
+
   test('QUIT_REQUEST_TIMEOUT is the timeout of one quit attempt: a hanging attempt is retried after it', () =>
     withSidecar({ quitScript: ['hang'] }, async (sidecar) => {
       // With the default 1s per attempt, the 700ms quit timeout would run out inside the first attempt.

@@ -13,7 +13,7 @@ const unavailable = Podman.unavailable();
 const podman = unavailable === undefined ? Podman.create() : undefined;
 const started = performance.now();
 
-/** The pods of the suite run this many at a time: enough to keep it short, few enough for two shared cores. */
+/** The pods of the suite run this many at a time: enough to keep it short, few enough that a small CI machine keeps up. */
 const PARALLEL_PODS = 6;
 
 /** A template with its job container changed: the command's args, its env, a restart policy, more volumes. */

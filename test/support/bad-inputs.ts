@@ -73,6 +73,7 @@ export function badInputs(): BadInput[] {
   list.push(
     { name: 'an unknown flag', args: ['--frobnicate', 'true'], env: {}, code: 125, message: /unknown option --frobnicate/ },
     { name: 'an unknown short flag', args: ['-x', 'true'], env: {}, code: 125, message: /unknown option -x/ },
+    { name: 'an unknown one-letter long flag', args: ['--x', 'true'], env: {}, code: 125, message: /unknown option --x / },
     { name: 'no command', args: [], env: {}, code: 125, message: /no command given/ },
     { name: 'a missing command', args: ['/no/such/job'], env: {}, code: 127, message: /\/no\/such\/job: not found/ },
     { name: 'a command that is a directory', args: ['/tmp'], env: {}, code: 126, message: /\/tmp: cannot be executed/ },

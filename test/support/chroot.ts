@@ -51,8 +51,8 @@ export function inChroot(root: Root, argv: readonly string[], options: ChrootOpt
   return start('unshare', ['--mount', '--pid', '--fork', '--', '/bin/sh', '-c', script, root.path, ...argv], spawnOptions);
 }
 
-/** True where this machine lets the tests build such roots (root, unshare, a static busybox). */
-export function chrootsWork(): string | undefined {
+/** Why this machine cannot build such roots (it needs root, unshare and a static busybox), or undefined when it can. */
+export function whyChrootsFail(): string | undefined {
   try {
     execFileSync('unshare', ['--mount', '--pid', '--fork', 'true'], { stdio: 'ignore' });
     execFileSync(BUSYBOX, ['true'], { stdio: 'ignore' });

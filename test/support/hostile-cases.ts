@@ -1,6 +1,6 @@
 // The adversarial suite, as one table: each case says what it sends, how many times it is tried in each
 // size (short: inside `npm test`; long: `npm run reliability`), and judges one try from what came back.
-// Tries run inside test/support/hostile-runner.ts, in a network namespace of their own (the pod's loopback:
+// Tries run inside test/support/hostile-main.ts, in a network namespace of their own (the pod's loopback:
 // the sidecar stand-in on the real ports 15020/15021, and Node's inspector port 9229 visible to nobody else).
 // A try's `got` is a short, stable description, so the long run can count identical outcomes.
 

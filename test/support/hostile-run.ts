@@ -1,4 +1,4 @@
-// Starting the adversarial suite's runner (test/support/hostile-runner.ts) in a network namespace of its
+// Starting the adversarial suite's runner (test/support/hostile-main.ts) in a network namespace of its
 // own, from a test or from scripts/reliability.ts, and reading its tries back.
 
 import { join } from 'node:path';
@@ -17,15 +17,7 @@ export async function runHostile(
   cases: readonly string[],
   options: { tries?: number; timeoutMs: number; onTry?: (line: TryLine) => void },
 ): Promise<TryLine[]> {
-  const args = [
-    '--net',
-    '--',
-    NODE,
-    join(root, 'test/support/hostile-runner.ts'),
-    '--size',
-    size,
-    ...cases.map((name) => `--case=${name}`),
-  ];
+  const args = ['--net', '--', NODE, join(root, 'test/support/hostile-main.ts'), '--size', size, ...cases.map((name) => `--case=${name}`)];
   if (options.tries !== undefined) args.push('--tries', String(options.tries));
   const running = start('unshare', args, { timeoutMs: options.timeoutMs, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
   running.process.stdin?.end();

@@ -19,7 +19,7 @@ export function podsUnavailable(): string | undefined {
 
 /** Runs one pod to completion (or to its hang bound), with a hard timeout beyond that. */
 export async function simulatePod(spec: PodSpec): Promise<PodResult> {
-  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod.ts'), JSON.stringify(spec)], {
+  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/pod-main.ts'), JSON.stringify(spec)], {
     timeoutMs: spec.hangAfterMs + 20_000,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
   });

@@ -1,4 +1,4 @@
-// Stand-ins for the other classic sidecars, written from ../shared/SIDECARS.md (each project's source): their
+// Stand-ins for the other classic sidecars, written from each project's source (the README's Sidecars section): their
 // listeners on the real default ports, readiness and shutdown paths, methods and answers, what "not enabled"
 // looks like, and that each stops listening (exits) after a stop. Scripted by request counts, never by time.
 

@@ -1,4 +1,4 @@
-// A stand-in of istio-proxy built from ../shared/ISTIO.md: pilot-agent's status server (15020), Envoy's
+// A stand-in of istio-proxy, as Istio's source has it: pilot-agent's status server (15020), Envoy's
 // health listener (15021) and Envoy's admin (15000), with the version differences that matter to a job.
 // Tests script it by request counts and events, never by time.
 
@@ -9,8 +9,11 @@ import type { AddressInfo, Socket } from 'node:net';
 /** Milliseconds on CLOCK_MONOTONIC: comparable across the processes of one machine. */
 export const mono = (): number => Number(process.hrtime.bigint()) / 1e6;
 
-/** How the stand-in answers one POST /quitquitquit; after the script runs out it accepts. */
-export type QuitAnswer = 'accept' | 'hang' | 'reset' | number;
+/**
+ * How the stand-in answers one POST /quitquitquit; after the script runs out it accepts. slow-body: 200 and the
+ * first bytes of a body whose rest never comes.
+ */
+export type QuitAnswer = 'accept' | 'hang' | 'reset' | 'slow-body' | number;
 
 export interface SidecarOptions {
   readonly host?: string;
@@ -200,6 +203,11 @@ export class Sidecar extends EventEmitter {
 
     const answer = this.#quitScript.shift() ?? 'accept';
     if (answer === 'hang') return this.#record('agent', req, 'hang');
+    if (answer === 'slow-body') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 1_000 });
+      res.write('OK');
+      return this.#record('agent', req, 200);
+    }
     if (answer === 'reset') {
       this.#record('agent', req, 'reset');
       req.socket.resetAndDestroy();

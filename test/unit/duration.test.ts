@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_DURATION_MS, formatDuration, parseDuration, quote } from '../../src/duration.ts';
+import { MAX_DURATION_MS, formatDuration, parseDuration } from '../../src/duration.ts';
+import { quote } from '../../src/quote.ts';
 
 const EXAMPLES = '(examples: 500ms, 30s, 2m)';
 

@@ -166,3 +166,23 @@ describe('main', () => {
     );
   });
 });
+
+describe('--help and --version into a stdout that fails', () => {
+  const failing = (code: string) => () => {
+    throw Object.assign(new Error(`${code}: it failed, write`), { code });
+  };
+  for (const flag of ['--help', '--version']) {
+    test(`${flag}, ENOSPC: exit 125 and one error line naming stdout`, async () => {
+      const h = harness([flag]);
+      assert.equal(await main({ ...h.sys, writeStdout: failing('ENOSPC') }), 125);
+      assert.equal(h.log.at('error').length, 1);
+      assert.match(h.log.at('error')[0] ?? '', /^cannot write the (help|version) to stdout: ENOSPC/);
+    });
+
+    test(`${flag}, EPIPE (the reader left): exit 0, nothing said`, async () => {
+      const h = harness([flag]);
+      assert.equal(await main({ ...h.sys, writeStdout: failing('EPIPE') }), 0);
+      assert.deepEqual(h.log.at('error'), []);
+    });
+  }
+});

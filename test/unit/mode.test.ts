@@ -1,11 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { modeInputs } from '../../src/detect.ts';
-import { resolveMode as resolveFrom, type ResolvedMode } from '../../src/mode.ts';
+import { modeInputs, resolveMode as resolveFrom, type ResolvedMode } from '../../src/mode.ts';
 import { STATUS_VARIABLE, type SidecarSetting } from '../../src/options-table.ts';
 import { readScuttle } from '../../src/scuttle.ts';
 
-/** mode.ts takes what detect.ts and scuttle.ts read from the environment. */
+/** mode.ts takes what configuration.ts and scuttle.ts read from the environment. */
 const resolveMode = (setting: SidecarSetting, env: Readonly<Record<string, string>>): ResolvedMode =>
   resolveFrom(setting, modeInputs(env, readScuttle(env, []).envoyAdmin));
 

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { renderHelp } from '../../src/options-help.ts';
 import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
 import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
+import { redact } from '../../src/quote.ts';
+import { ISTIO, type QuitTarget } from '../../src/sidecar-kinds.ts';
 
 type Env = Record<string, string>;
 type Run = Extract<Invocation, { kind: 'run' }>;
@@ -13,6 +15,7 @@ const SWITCHES = KEYS.filter((key) => OPTIONS[key].kind === 'switch');
 const NO_COMMAND = 'no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])';
 const unknown = (flag: string): string => `unknown option ${flag} (see istio-job-run --help)`;
 const url = (href: string): URL => new URL(href);
+const istio = (href: string): QuitTarget => ({ url: url(href), kind: ISTIO });
 
 function parseRun(argv: readonly string[], env: Env = {}): Run {
   const invocation = parseInvocation(argv, env);
@@ -50,8 +53,8 @@ const SAMPLES: { readonly [K in keyof Options]: { readonly sample: Sample<Option
   startWithoutProxy: { sample: { raw: 'yes', value: true }, other: { raw: 'false', value: false } },
   wait: { sample: { raw: 'no', value: false }, other: { raw: 'true', value: true } },
   quitUrls: {
-    sample: { raw: 'http://127.0.0.1:1/a,http://127.0.0.1:2/b', value: [url('http://127.0.0.1:1/a'), url('http://127.0.0.1:2/b')] },
-    other: { raw: 'http://[::1]:15020/quitquitquit', value: [url('http://[::1]:15020/quitquitquit')] },
+    sample: { raw: 'http://127.0.0.1:1/a,http://127.0.0.1:2/b', value: [istio('http://127.0.0.1:1/a'), istio('http://127.0.0.1:2/b')] },
+    other: { raw: 'http://[::1]:15020/quitquitquit', value: [istio('http://[::1]:15020/quitquitquit')] },
   },
   quit: { sample: { raw: 'on-success', value: 'on-success' }, other: { raw: 'never', value: 'never' } },
   quitTimeout: { sample: { raw: '1m30s', value: 90_000 }, other: { raw: '500ms', value: 500 } },
@@ -89,7 +92,7 @@ describe('defaults', () => {
       requestTimeout: 1_000,
       startWithoutProxy: false,
       wait: true,
-      quitUrls: [url('http://127.0.0.1:15020/quitquitquit')],
+      quitUrls: [istio('http://127.0.0.1:15020/quitquitquit')],
       quit: 'always',
       quitTimeout: 10_000,
       logLevel: 'info',
@@ -185,7 +188,7 @@ describe('quit URLs', () => {
   for (const [name, argv, variables, hrefs] of rows) {
     test(name, () => {
       assert.deepEqual(
-        parseRun([...argv, 'job'], variables).options.quitUrls.map((u) => u.href),
+        parseRun([...argv, 'job'], variables).options.quitUrls.map((q) => q.url.href),
         hrefs,
       );
     });
@@ -362,7 +365,10 @@ describe('usage errors', () => {
   const rows: [argv: string[], env: Env, errors: string[]][] = [
     [['--foo', 'x'], {}, [unknown('--foo')]],
     [['--foo=bar', 'x'], {}, [unknown('--foo')]],
-    [['--no-foo', 'x'], {}, [unknown('--foo')]],
+    [['--no-foo', 'x'], {}, [unknown('--no-foo')]],
+    [['--x', 'y'], {}, [unknown('--x')]],
+    [['--x=1', 'y'], {}, [unknown('--x')]],
+    [['-ax', 'y'], {}, [unknown('-a'), unknown('-x')]],
     [['-x', 'y'], {}, [unknown('-x')]],
     [['-v', 'y'], {}, [unknown('-v')]],
     [[], {}, [NO_COMMAND]],
@@ -406,20 +412,20 @@ describe('usage errors', () => {
 
   test('the good options survive a bad one, and the bad one falls back to its default', () => {
     const { options } = parseError(['--ready-timeout', 'soon', '--quit-url', 'http://127.0.0.1:1/q', '--quit', 'never', 'x']);
-    assert.deepEqual(options, { ...DEFAULTS, quitUrls: [url('http://127.0.0.1:1/q')], quit: 'never' });
+    assert.deepEqual(options, { ...DEFAULTS, quitUrls: [istio('http://127.0.0.1:1/q')], quit: 'never' });
   });
 
   test('a bad flag falls back to a good variable, so the quit goes where the pod said', () => {
     const env = { ISTIO_JOB_RUN_QUIT_URL: 'http://127.0.0.1:3/q' };
     const { options, errors } = parseError(['--quit-url', 'ftp://x', 'x'], env);
-    assert.deepEqual(options.quitUrls, [url('http://127.0.0.1:3/q')]);
+    assert.deepEqual(options.quitUrls, [istio('http://127.0.0.1:3/q')]);
     assert.deepEqual(errors, ['--quit-url: "ftp://x" is not an http or https URL']);
   });
 
   test('a good variable survives a bad variable', () => {
     const env = { ISTIO_JOB_RUN_QUIT_URL: 'http://127.0.0.1:2/q', ISTIO_JOB_RUN_QUIT_TIMEOUT: 'later' };
     const { options } = parseError(['x'], env);
-    assert.deepEqual([options.quitUrls, options.quitTimeout], [[url('http://127.0.0.1:2/q')], DEFAULTS.quitTimeout]);
+    assert.deepEqual([options.quitUrls, options.quitTimeout], [[istio('http://127.0.0.1:2/q')], DEFAULTS.quitTimeout]);
   });
 
   test('the options survive an unknown flag', () => {
@@ -471,5 +477,43 @@ describe('renderHelp', () => {
 
   test('shows --help, --version and the exit codes', () => {
     for (const text of ['-h, --help', '--version', '125 ', '126 ', '127 ', '128+N']) assert.ok(help.includes(text), text);
+  });
+});
+
+describe('--install without a directory, credentials in URLs', () => {
+  for (const argv of [['--install'], ['--install='], ['--install', '']]) {
+    test(`${JSON.stringify(argv)}: a usage error naming --install and a directory, nothing to quit`, () => {
+      const invocation = parseInvocation(argv, { KUBERNETES_SERVICE_HOST: 'x' });
+      assert.equal(invocation.kind, 'usage-error');
+      if (invocation.kind !== 'usage-error') return;
+      assert.deepEqual(invocation.errors, ['--install: needs a directory (--install DIR)']);
+      assert.equal(invocation.options.sidecar, 'none');
+    });
+  }
+
+  const secret = 'http://user:s3cret@127.0.0.1:15020/quitquitquit';
+  const places: [name: string, argv: string[], env: Record<string, string>][] = [
+    ['--quit-url', ['--quit-url', secret, 'true'], {}],
+    ['--ready-url', ['--ready-url', secret, 'true'], {}],
+    ['ISTIO_JOB_RUN_QUIT_URL in a list', ['true'], { ISTIO_JOB_RUN_QUIT_URL: `http://127.0.0.1:1/q,${secret}` }],
+    ['ENVOY_ADMIN_API', ['true'], { ENVOY_ADMIN_API: 'http://admin:s3cret@127.0.0.1:15000' }],
+    ['GENERIC_QUIT_ENDPOINTS', ['true'], { GENERIC_QUIT_ENDPOINTS: secret }],
+    ['a URL that does not even parse', ['--quit-url', 'http://user:s3cret@[bad', 'true'], {}],
+    ['an empty entry beside it', ['true'], { ISTIO_JOB_RUN_QUIT_URL: `${secret}, ` }],
+  ];
+  for (const [name, argv, env] of places) {
+    test(`${name}: refused, and the password is never shown`, () => {
+      const invocation = parseInvocation(argv, env);
+      assert.equal(invocation.kind, 'usage-error');
+      const text = JSON.stringify(invocation);
+      assert.ok(!text.includes('s3cret'), text);
+      assert.match(text, /\*\*\*@/);
+    });
+  }
+
+  test('redact', () => {
+    assert.equal(redact('http://u:p@h:1/x,http://h/y'), 'http://***@h:1/x,http://h/y');
+    assert.equal(redact('u:p@h'), '***@h');
+    assert.equal(redact('http://h/x'), 'http://h/x');
   });
 });

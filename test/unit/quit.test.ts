@@ -2,7 +2,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { describe as describeAttempt, type Attempt } from '../../src/attempt.ts';
 import type { QuitPolicy } from '../../src/options-table.ts';
-import { backoffMs, isLoopback, judge, quitProxy, sameProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
+import { backoffMs, judge, quitProxy, shouldQuit, type QuitResult, type Verdict } from '../../src/quit.ts';
+import { ISTIO } from '../../src/sidecar-kinds.ts';
 import { RecordingLogger, ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from './fakes.ts';
 
 const QUIT = 'http://127.0.0.1:15020/quitquitquit';
@@ -79,25 +80,6 @@ describe('backoffMs', () => {
   }
 });
 
-describe('isLoopback', () => {
-  const rows: [href: string, loopback: boolean][] = [
-    ['http://127.0.0.1:15020/quitquitquit', true],
-    ['http://127.1.2.3/q', true],
-    ['http://localhost:15020/q', true],
-    ['http://[::1]:15020/q', true],
-    ['http://10.0.0.1:15020/q', false],
-    ['http://example.com/q', false],
-    ['http://128.0.0.1/q', false],
-    ['http://[::2]/q', false],
-    ['http://localhost.example.com/q', false],
-  ];
-  for (const [href, loopback] of rows) {
-    test(`${href}: ${loopback ? 'loopback' : 'not loopback'}`, () => {
-      assert.equal(isLoopback(new URL(href)), loopback);
-    });
-  }
-});
-
 interface Run {
   readonly results: QuitResult[];
   readonly http: ScriptedHttp;
@@ -113,8 +95,8 @@ async function quit(
   const clock = new VirtualClock();
   const http = new ScriptedHttp(clock, scripts);
   const log = new RecordingLogger();
-  const urls = Object.keys(scripts).map((href) => new URL(href));
-  const results = await quitProxy({ urls, timeoutMs, requestTimeoutMs, http, clock, log, answeredBefore: () => answeredBefore });
+  const targets = Object.keys(scripts).map((href) => ({ url: new URL(href), kind: ISTIO }));
+  const results = await quitProxy({ targets, timeoutMs, requestTimeoutMs, http, clock, log, answeredBefore: () => answeredBefore });
   return { results, http, log, clock };
 }
 
@@ -260,22 +242,4 @@ describe('quitProxy', () => {
     assert.equal(shown(run.results[0]?.last), 'socket exploded');
     assert.match(run.log.at('warn').join('\n'), /gave up telling the proxy to quit: .*last: socket exploded/);
   });
-});
-
-describe('sameProxy: does an answer on the readiness URL vouch for this quit URL?', () => {
-  const rows: [ready: string, quit: string, same: boolean][] = [
-    ['http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', true],
-    ['http://127.0.0.1:15021/healthz/ready', 'http://localhost:15020/quitquitquit', true],
-    ['http://[::1]:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', true],
-    ['http://127.0.0.1:15000/ready', 'http://127.0.0.1:15020/quitquitquit', true],
-    ['http://127.0.0.1:8080/ready', 'http://127.0.0.1:8080/quit', true],
-    ['http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:9091/quitquitquit', false],
-    ['http://127.0.0.1:8080/ready', 'http://127.0.0.1:15020/quitquitquit', false],
-    ['http://10.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit', false],
-  ];
-  for (const [ready, quitUrl, same] of rows) {
-    test(`${ready} -> ${quitUrl}: ${same}`, () => {
-      assert.equal(sameProxy(new URL(ready), new URL(quitUrl)), same);
-    });
-  }
 });

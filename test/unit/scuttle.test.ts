@@ -9,12 +9,16 @@ import { renderHelp } from '../../src/options-help.ts';
 import { parseInvocation, type Invocation } from '../../src/options-parse.ts';
 import { DEFAULTS, OPTIONS, type Options } from '../../src/options-table.ts';
 import { SCUTTLE_VARIABLES, describeScuttle, readScuttle, type Effect, type ScuttleVariable } from '../../src/scuttle.ts';
+import { GENERIC_KIND, ISTIO, type QuitTarget } from '../../src/sidecar-kinds.ts';
 
 type Env = Record<string, string>;
 type Run = Extract<Invocation, { kind: 'run' }>;
 type UsageError = Extract<Invocation, { kind: 'usage-error' }>;
 
 const url = (href: string): URL => new URL(href);
+/** A quit URL of Istio's (flags, ISTIO_QUIT_API), or of another sidecar (GENERIC_QUIT_ENDPOINTS). */
+const istio = (href: string): QuitTarget => ({ url: url(href), kind: ISTIO });
+const generic = (href: string): QuitTarget => ({ url: url(href), kind: GENERIC_KIND });
 const DEFAULT_QUIT = 'http://127.0.0.1:15020/quitquitquit';
 
 function parseRun(argv: readonly string[], env: Env): Run {
@@ -56,12 +60,12 @@ const TABLE: Row[] = [
   },
   {
     env: { ISTIO_QUIT_API: 'http://127.0.0.1:15020' },
-    options: { quitUrls: [url(DEFAULT_QUIT)] },
+    options: { quitUrls: [istio(DEFAULT_QUIT)] },
     says: [`ISTIO_QUIT_API -> --quit-url ${DEFAULT_QUIT}`],
   },
   {
     env: { ISTIO_QUIT_API: ' https://localhost:25020/ ' },
-    options: { quitUrls: [url('https://localhost:25020/quitquitquit')] },
+    options: { quitUrls: [istio('https://localhost:25020/quitquitquit')] },
     says: ['ISTIO_QUIT_API -> --quit-url https://localhost:25020/quitquitquit'],
   },
   { env: { NEVER_KILL_ISTIO: 'true' }, options: { quit: 'never' }, says: ['NEVER_KILL_ISTIO -> --quit never'] },
@@ -83,14 +87,14 @@ const TABLE: Row[] = [
   },
   {
     env: { GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit, http://localhost:8500/shutdown' },
-    options: { quitUrls: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/quitquitquit'), url('http://localhost:8500/shutdown')] },
+    options: { quitUrls: [istio(DEFAULT_QUIT), generic('http://127.0.0.1:9091/quitquitquit'), generic('http://localhost:8500/shutdown')] },
     says: [
       `GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit --quit-url http://localhost:8500/shutdown (besides ${DEFAULT_QUIT})`,
     ],
   },
   {
     env: { ISTIO_QUIT_API: 'http://127.0.0.1:25020', GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit' },
-    options: { quitUrls: [url('http://127.0.0.1:25020/quitquitquit'), url('http://127.0.0.1:9091/quitquitquit')] },
+    options: { quitUrls: [istio('http://127.0.0.1:25020/quitquitquit'), generic('http://127.0.0.1:9091/quitquitquit')] },
     says: [
       'ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit',
       'GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit',
@@ -109,7 +113,7 @@ const TABLE: Row[] = [
     },
     options: {
       readyUrl: url('http://127.0.0.1:15000/ready'),
-      quitUrls: [url(DEFAULT_QUIT)],
+      quitUrls: [istio(DEFAULT_QUIT)],
       quit: 'on-success',
       readyTimeout: 120_000,
       startWithoutProxy: true,
@@ -256,7 +260,7 @@ describe('conflicts among scuttle variables are settled as scuttle settled them'
     [
       'NEVER_KILL_ISTIO with GENERIC_QUIT_ENDPOINTS: the URLs are kept, and never POSTed',
       { NEVER_KILL_ISTIO: 'true', GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/quitquitquit' },
-      { quit: 'never', quitUrls: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/quitquitquit')] },
+      { quit: 'never', quitUrls: [istio(DEFAULT_QUIT), generic('http://127.0.0.1:9091/quitquitquit')] },
       [
         'NEVER_KILL_ISTIO -> --quit never',
         `GENERIC_QUIT_ENDPOINTS -> --quit-url http://127.0.0.1:9091/quitquitquit (besides ${DEFAULT_QUIT})`,
@@ -308,18 +312,18 @@ const FIGHTS: Fight[] = [
     variable: 'ISTIO_QUIT_API',
     raw: 'http://127.0.0.1:25020',
     key: 'quitUrls',
-    scuttle: [url('http://127.0.0.1:25020/quitquitquit')],
-    env: { raw: 'http://127.0.0.1:1/env', value: [url('http://127.0.0.1:1/env')] },
-    flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [url('http://127.0.0.1:2/flag')] },
+    scuttle: [istio('http://127.0.0.1:25020/quitquitquit')],
+    env: { raw: 'http://127.0.0.1:1/env', value: [istio('http://127.0.0.1:1/env')] },
+    flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [istio('http://127.0.0.1:2/flag')] },
     overridden: whole('ISTIO_QUIT_API'),
   },
   {
     variable: 'GENERIC_QUIT_ENDPOINTS',
     raw: 'http://127.0.0.1:9091/q',
     key: 'quitUrls',
-    scuttle: [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/q')],
-    env: { raw: 'http://127.0.0.1:1/env', value: [url('http://127.0.0.1:1/env')] },
-    flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [url('http://127.0.0.1:2/flag')] },
+    scuttle: [istio(DEFAULT_QUIT), generic('http://127.0.0.1:9091/q')],
+    env: { raw: 'http://127.0.0.1:1/env', value: [istio('http://127.0.0.1:1/env')] },
+    flag: { argv: ['--quit-url', 'http://127.0.0.1:2/flag'], value: [istio('http://127.0.0.1:2/flag')] },
     overridden: whole('GENERIC_QUIT_ENDPOINTS'),
   },
   {
@@ -556,18 +560,18 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
 
   test('the quit URL comes from what did parse: a bad timeout keeps ISTIO_QUIT_API', () => {
     const result = parseError(['job'], { WAIT_FOR_ENVOY_TIMEOUT: 'soon', ISTIO_QUIT_API: 'http://127.0.0.1:25020' });
-    assert.deepEqual(result.options.quitUrls, [url('http://127.0.0.1:25020/quitquitquit')]);
+    assert.deepEqual(result.options.quitUrls, [istio('http://127.0.0.1:25020/quitquitquit')]);
     assert.equal(result.scuttle, line('ISTIO_QUIT_API -> --quit-url http://127.0.0.1:25020/quitquitquit'));
   });
 
   test('a bad ISTIO_QUIT_API keeps the default quit URL beside good GENERIC_QUIT_ENDPOINTS', () => {
     const result = parseError(['job'], { ISTIO_QUIT_API: 'nope', GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:9091/q' });
-    assert.deepEqual(result.options.quitUrls, [url(DEFAULT_QUIT), url('http://127.0.0.1:9091/q')]);
+    assert.deepEqual(result.options.quitUrls, [istio(DEFAULT_QUIT), generic('http://127.0.0.1:9091/q')]);
   });
 
   test('a bad ISTIO_JOB_RUN_QUIT_URL falls back to ISTIO_QUIT_API, not to the default', () => {
     const result = parseError(['job'], { ISTIO_JOB_RUN_QUIT_URL: 'ftp://x', ISTIO_QUIT_API: 'http://127.0.0.1:25020' });
-    assert.deepEqual(result.options.quitUrls, [url('http://127.0.0.1:25020/quitquitquit')]);
+    assert.deepEqual(result.options.quitUrls, [istio('http://127.0.0.1:25020/quitquitquit')]);
     assert.deepEqual(result.errors, ['ISTIO_JOB_RUN_QUIT_URL: "ftp://x" is not an http or https URL']);
   });
 
@@ -601,8 +605,8 @@ describe('readScuttle and describeScuttle on their own', () => {
   });
 
   test('readScuttle adds GENERIC_QUIT_ENDPOINTS to the defaults it is given', () => {
-    const { options } = readScuttle({ GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:3/g' }, [url('http://127.0.0.1:4/d')]);
-    assert.deepEqual(options.quitUrls, [url('http://127.0.0.1:4/d'), url('http://127.0.0.1:3/g')]);
+    const { options } = readScuttle({ GENERIC_QUIT_ENDPOINTS: 'http://127.0.0.1:3/g' }, [istio('http://127.0.0.1:4/d')]);
+    assert.deepEqual(options.quitUrls, [istio('http://127.0.0.1:4/d'), generic('http://127.0.0.1:3/g')]);
   });
 
   const effects: Effect[] = [
@@ -649,10 +653,7 @@ describe('readScuttle and describeScuttle on their own', () => {
   ];
   for (const [name, overriders, text, given] of rows) {
     test(`describeScuttle: ${name}`, () => {
-      assert.equal(
-        describeScuttle(given ?? effects, (option) => overriders[option]),
-        text,
-      );
+      assert.equal(describeScuttle(given ?? effects, new Map(Object.entries(overriders) as [keyof Options, string][])), text);
     });
   }
 });

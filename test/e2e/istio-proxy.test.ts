@@ -131,6 +131,15 @@ describe('quit', () => {
       }));
   }
 
+  test('a 200 whose body is slow to come is acknowledged: one attempt, not retried, not given up', () =>
+    withSidecar({ quitScript: ['slow-body'] }, async (sidecar) => {
+      const result = await run(classic(sidecar, '--request-timeout', '200ms', 'sh', '-c', 'exit 3'));
+      assert.equal(result.code, 3);
+      assert.equal(sidecar.quitRequests.length, 1);
+      assert.match(result.stderr, /proxy acknowledged the quit \(POST \S+: 1 attempt, /);
+      assert.doesNotMatch(result.stderr, /gave up/);
+    }));
+
   const rejected: [number, RegExp][] = [
     [404, /check the path/],
     [405, /POST only/],

@@ -1,5 +1,5 @@
 // A simulated pod, run inside `unshare -n` (its network namespace is the pod's shared loopback).
-// Usage: node pod.ts SPEC_JSON (a PodSpec of kubelet.ts); prints the PodResult as JSON on stdout.
+// Usage: node pod-main.ts SPEC_JSON (a PodSpec of kubelet.ts); prints the PodResult as JSON on stdout.
 
 import { execFileSync } from 'node:child_process';
 import { runPod, type PodSpec } from './kubelet.ts';

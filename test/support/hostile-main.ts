@@ -1,7 +1,7 @@
 // Runs tries of the adversarial suite's cases (test/support/hostile-cases.ts) inside the network namespace
 // it is started in (`unshare --net`): brings loopback up, then runs each try in turn and prints one JSON
 // line per try: {"case", "index", "sent", "ok", "got", "ms"}.
-//   hostile-runner.ts --size short|long [--case NAME]... [--tries N]
+//   hostile-main.ts --size short|long [--case NAME]... [--tries N]
 
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';

@@ -1,4 +1,4 @@
-// Every kind of sidecar in a pod on this machine (a network namespace, the real default ports): each waited
+// Every kind of sidecar in a simulated pod (a network namespace, the real default ports): each waited
 // for and stopped by its own rules, two and three in one pod, found from an annotations file in Kubernetes'
 // format, and "already gone" judged per listener.
 
