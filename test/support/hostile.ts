@@ -1,7 +1,8 @@
 // Tools of the adversarial suite (test/support/hostile-cases.ts): a spawner that can hand a program what
 // Node's spawn cannot (a blocked signal mask, raw environment bytes, a deleted working directory, a full
 // stderr pipe, a closed stdout, a terminal), a signal flooder, a CPU load, resource limits (prlimit and
-// cgroup v1 controllers), and probes for listeners and zombies. Each process has a hard timeout.
+// cgroup v1 controllers), probes for listeners and zombies, and an interactive shell with job control on a
+// terminal (tmux). Each process has a hard timeout.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
