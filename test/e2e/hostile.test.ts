@@ -1,6 +1,7 @@
 // The adversarial suite, short size (the long one is `npm run reliability`): signals at every moment of
-// start-up, floods across the exit, real-time deaths, stalled and closed stdio, hostile environments, a
-// failed re-install, a black-holed DNS name, terminals and hostile limits, through the portable bundle.
+// start-up, floods across the exit, real-time deaths and queues, stalled and closed stdio, hostile environments,
+// a failed re-install, a black-holed DNS name, terminals, job control and group signals, hostile limits, and the
+// Node half ignored, stopped, killed or lied to, through the portable bundle.
 // Cases and their judgement live in test/support/hostile-cases.ts; each test reports what every try sent
 // and what came back.
 

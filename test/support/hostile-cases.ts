@@ -16,13 +16,17 @@ import {
   cgroup,
   childOf,
   flood,
+  helper,
   inspectorThreads,
   listenersOf,
   processState,
   spawnHow,
   tree,
   underLoad,
+  withShell,
+  type Shell,
   type Spawned,
+  type Status,
 } from './hostile.ts';
 import { WRAPPER, NODE, REPORTER } from './process.ts';
 import { Sidecar, type SidecarOptions } from './sidecar.ts';
@@ -83,12 +87,17 @@ async function target(spawned: Spawned, pid1: boolean): Promise<number> {
   return pid1 ? childOf(pid) : pid;
 }
 
-const describeStatus = (status: { code: number | undefined; timedOut: boolean; killedBy: number | undefined }): string =>
-  status.timedOut
+const describeStatus = (status: {
+  code: number | undefined;
+  timedOut: boolean;
+  leftover?: boolean;
+  killedBy: number | undefined;
+}): string =>
+  (status.timedOut
     ? 'hang (killed by the bound)'
     : status.killedBy !== undefined
       ? `killed by signal ${status.killedBy} (${status.code})`
-      : `exit ${status.code}`;
+      : `exit ${status.code}`) + (status.leftover === true ? ', processes left running (killed at the bound)' : '');
 
 /** stderr lines that are not the wrapper's (`istio-job-run: ...` or its JSON). */
 const foreignLines = (stderr: string): string[] =>
@@ -96,7 +105,7 @@ const foreignLines = (stderr: string): string[] =>
 
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Counts of "signal NAME" lines from the reporter fixture. */
+/** Counts of "signal NAME" lines from a job that reports signals (the reporter fixture, the C helper's catch). */
 const reportedCount = (stdout: string, signal: string): number => stdout.split('\n').filter((line) => line === `signal ${signal}`).length;
 
 function joinGot(parts: (string | false | undefined)[]): string {
@@ -901,6 +910,587 @@ const LIMITS: HostileCase[] = [
   ),
 ];
 
+// ---------------------------------------------------------------------------------------------------------
+// The launcher as the last line: the Node half ignored, stopped, killed or lied to; job control; groups
+
+/** The Node half of the wrapper under `launcher`: the process whose executable is in the bundle's library folder. */
+function nodeHalf(launcher: number): number | undefined {
+  return tree(launcher).find((pid) => {
+    try {
+      return pid !== launcher && readlinkSync(`/proc/${pid}/exe`).includes('istio-job-run.lib/');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The kernel's count of out-of-memory kills on this machine (/proc/vmstat oom_kill). */
+const oomKills = (): number => Number(readFileSync('/proc/vmstat', 'utf8').match(/^oom_kill (\d+)$/m)?.[1] ?? 0);
+
+/** Lines that blame the out-of-memory killer. */
+const blamesOom = (stderr: string): string[] => stderr.split('\n').filter((line) => /out-of-memory|out of memory|\bOOM\b/i.test(line));
+
+/**
+ * Sends `signal` to `pid` and waits for the job to say it got it, twice: then every signal relayed before the first
+ * has been reported (signals pending together are handled highest number first, so one round is not enough).
+ */
+async function barrier(spawned: Spawned, pid: number, signal = 'SIGPWR'): Promise<boolean> {
+  for (let round = 0; round < 2; round++) {
+    const before = reportedCount(spawned.stdout(), signal);
+    process.kill(pid, signal);
+    const until = performance.now() + 5_000;
+    while (reportedCount(spawned.stdout(), signal) <= before) {
+      if (performance.now() > until || spawned.helperProcess.exitCode !== null) return false;
+      await wait(5);
+    }
+  }
+  return true;
+}
+
+/** The C helper as a job that reports each signal delivery at once and obeys kill verbs on stdin (hostile.c, `catch`). */
+const CATCHER = (): string[] => [helper(), 'catch'];
+
+/** Tells the catcher to run one of its kill verbs; undefined when it said "killed", else what it said. */
+async function catcherKills(spawned: Spawned, verb: string, signal: string): Promise<string | undefined> {
+  spawned.helperProcess.stdin?.write(`${verb} ${signo(signal)}\n`);
+  const said = await spawned.line(/^kill/);
+  return said === 'killed' ? undefined : `the command's ${verb} said "${said}"`;
+}
+
+/** Judges a run the launcher must see through: the job's code, a quit acknowledged, and no false blame on the OOM killer. */
+function judgeOutcome(
+  status: Status,
+  expected: number,
+  quits: number,
+  oomBefore: number,
+  problems: readonly (string | false | undefined)[],
+): Omit<Try, 'sent'> {
+  const blamed = oomKills() === oomBefore ? blamesOom(status.stderr) : [];
+  const named = problems.filter((problem): problem is string => typeof problem === 'string' && problem !== '');
+  return {
+    ok: named.length === 0 && status.code === expected && quits >= 1 && blamed.length === 0,
+    got: joinGot([
+      describeStatus(status),
+      ...named,
+      `${quits} quit(s) acknowledged`,
+      blamed.length > 0 && `blames the OOM killer: ${JSON.stringify(blamed[0]?.slice(0, 90))}`,
+    ]),
+  };
+}
+
+/** A job that says "ready PID" and exits 3 once a line arrives on stdin. */
+const WAITING_JOB = ['/bin/sh', '-c', 'echo "ready $$"; read line; exit 3'];
+
+const ignoredSigchld: HostileCase = {
+  name: 'SIGCHLD ignored by the parent',
+  about:
+    'started by a parent that sets SIGCHLD to SIG_IGN and execs the wrapper (Perl or Python), classic mode, a job that ' +
+    `exits 3: exit 3 within ${EXIT_BOUND_MS} ms of the job's end, the quit acknowledged`,
+  tries: { short: 2, long: 30 },
+  async run(i) {
+    const starters: [string, string[]][] = [
+      ['perl', ['/usr/bin/perl', '-e', '$SIG{CHLD} = "IGNORE"; exec @ARGV or die']],
+      [
+        'python3',
+        [
+          '/usr/bin/python3',
+          '-c',
+          'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])',
+        ],
+      ],
+    ];
+    const [name, starter] = starters[i % starters.length] ?? starters[0]!;
+    const pid1 = Math.floor(i / 2) % 2 === 1;
+    return withStandIn({}, async (sidecar) => {
+      const spawned = spawnHow(pid1Argv(pid1, [...starter, WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'echo done; exit 3']), {
+        timeoutMs: 8_000,
+      });
+      await spawned.line(/^done$/).catch(() => undefined);
+      const doneAt = performance.now();
+      const status = await spawned.status;
+      const quits = acknowledged(sidecar);
+      const tookMs = status.endedAt - doneAt;
+      return {
+        sent: `${name} ignores SIGCHLD, then execs the wrapper, ${where(pid1)}`,
+        ok: status.code === 3 && quits === 1 && tookMs < EXIT_BOUND_MS,
+        got: joinGot([describeStatus(status), `${quits} quit(s) acknowledged`, tookMs >= EXIT_BOUND_MS && !status.timedOut && 'late']),
+      };
+    });
+  },
+};
+
+/** An interactive shell's view of one wrapper run, for the job-control cases. */
+interface Control {
+  readonly sent: string;
+  run(shell: Shell, scratch: string): Promise<string[]>;
+}
+
+function jobControlCase(name: string, about: string, controls: readonly Control[]): HostileCase {
+  return {
+    name,
+    about,
+    tries: { short: controls.length, long: controls.length * 10 },
+    async run(i) {
+      const control = controls[i % controls.length] ?? controls[0]!;
+      return withScratch((scratch) =>
+        withShell(scratch, async (shell) => {
+          let problems: string[];
+          try {
+            problems = await control.run(shell, scratch);
+          } catch (error) {
+            problems = [(error as Error).message];
+          }
+          return {
+            sent: control.sent,
+            ok: problems.length === 0,
+            got: problems.length === 0 ? 'as the command alone' : problems.join('; '),
+          };
+        }),
+      );
+    },
+  };
+}
+
+/** `sh -c SCRIPT` through the wrapper, as typed at the shell (the wrapper as a shell word). */
+const typedJob = (script: string): string => `${WRAPPER} --sidecar none -- /bin/sh -c '${script}'`;
+
+/** The state letter of the command under the shell: the process whose last argument (cmdline ends in a NUL) holds `marker`. */
+function commandState(shell: Shell, marker: string): string | undefined {
+  for (const pid of tree(shell.pid)) {
+    try {
+      if (
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').at(-2)?.includes(marker) &&
+        !readlinkSync(`/proc/${pid}/exe`).includes('istio-job-run')
+      )
+        return processState(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+/** A line of output at the shell: at the start of a line, or after a prompt (a background job's). */
+const output = (text: string): RegExp => new RegExp(`(^|\\$ )${text}$`);
+
+/** Whether the shell has its prompt: it runs a typed line (its output differs from the typed text). */
+async function prompt(shell: Shell, n: number): Promise<boolean> {
+  shell.line(`echo prompt-$((${n}*1000+1))`);
+  return shell.shows(new RegExp(`^prompt-${n * 1000 + 1}$`), 5_000);
+}
+
+const ctrlZ: HostileCase = jobControlCase(
+  'job control: Ctrl-Z, fg and bg',
+  'an interactive bash on a pty runs the wrapper (--sidecar none) in the foreground; Ctrl-Z is typed: the shell reports the job ' +
+    'Stopped and has its prompt back (a typed line runs), the command is stopped; then `fg` (a typed line reaches the command) or ' +
+    '`bg` (it finishes in the background): the shell sees exit 5',
+  [
+    {
+      sent: 'Ctrl-Z, then fg',
+      async run(shell) {
+        shell.line(typedJob('echo job-$((1+1)); read x; echo got-$x; exit 5'));
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
+        shell.keys(['C-z']);
+        const problems: string[] = [];
+        if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
+        if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
+        const state = commandState(shell, 'echo job-');
+        if (state !== 'T') problems.push(`Ctrl-Z: the command is ${state ?? 'gone'}, not stopped`);
+        shell.line('fg');
+        shell.line('hello');
+        if (!(await shell.shows(output('got-hello')))) return [...problems, 'fg: the typed line never reached the command'];
+        shell.line('echo code-$((0+$?))');
+        if (!(await shell.shows(output('code-5'))))
+          problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
+        return problems;
+      },
+    },
+    {
+      sent: 'Ctrl-Z, then bg',
+      async run(shell, scratch) {
+        const go = join(scratch, 'go');
+        shell.line(typedJob(`echo job-$((1+1)); until [ -e ${go} ]; do sleep 0.02; done; echo bg-done; exit 5`));
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
+        shell.keys(['C-z']);
+        const problems: string[] = [];
+        if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
+        if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
+        shell.line('bg');
+        writeFileSync(go, '');
+        if (!(await shell.shows(output('bg-done')))) return [...problems, 'bg: the command never went on'];
+        if (!(await shell.shows(/Exit 5/))) problems.push('bg: the shell never saw "Exit 5"');
+        return problems;
+      },
+    },
+  ],
+);
+
+const backgroundRead: HostileCase = jobControlCase(
+  'job control: a background job reads the terminal',
+  'an interactive bash on a pty starts the wrapper (--sidecar none) with `&`; its command reads the terminal: the shell reports it ' +
+    'Stopped (tty input); `fg` gives it the terminal, a typed line reaches it, and the shell sees exit 5',
+  [
+    {
+      sent: 'job & (the command reads), then fg',
+      async run(shell) {
+        shell.line(`${typedJob('echo job-$((1+1)); read x; echo got-$x; exit 5')} &`);
+        if (!(await shell.shows(output('job-2')))) return ['the job never started'];
+        const problems: string[] = [];
+        if (!(await shell.shows(/Stopped/))) problems.push('no "Stopped" from the shell');
+        if (!(await prompt(shell, 1))) return [...problems, 'the shell never got its prompt back'];
+        shell.line('fg');
+        shell.line('hello');
+        if (!(await shell.shows(output('got-hello')))) return [...problems, 'fg: the typed line never reached the command'];
+        shell.line('echo code-$((0+$?))');
+        if (!(await shell.shows(output('code-5'))))
+          problems.push(`fg: not exit 5 (${shell.screen().match(/^code-\d+$/m)?.[0] ?? 'no code'})`);
+        return problems;
+      },
+    },
+  ],
+);
+
+const tostop: HostileCase = jobControlCase(
+  'job control: stty tostop',
+  'an interactive bash on a pty with `stty tostop` runs `istio-job-run --version` or `--help` in the foreground: it prints and ' +
+    'exits 0, never stopped',
+  ['--version', '--help'].map(
+    (flag): Control => ({
+      sent: `stty tostop; ${flag}`,
+      async run(shell) {
+        shell.line(`stty tostop; ${WRAPPER} ${flag}; echo code-$((0+$?))`);
+        if (await shell.shows(output('code-0'))) return [];
+        return [shell.screen().includes('Stopped') ? 'the wrapper stopped (tty output)' : 'no exit within 5 s'];
+      },
+    }),
+  ),
+);
+
+const broadcastAsPid1: HostileCase = {
+  name: 'kill -1 from a job alone in its PID namespace',
+  about:
+    'the wrapper as PID 1, classic mode; the command (the C helper) sends STOP, KILL or TERM to -1 (every process but itself and ' +
+    'PID 1: the Node half), then exits 3 when told: exit 3, the quit acknowledged, no TERM sent back to the command (a PWR to PID 1 ' +
+    'after it reaches the command first), no line ' +
+    'blaming the out-of-memory killer',
+  tries: { short: 3, long: 30 },
+  async run(i) {
+    const signal = (['SIGSTOP', 'SIGKILL', 'SIGTERM'] as const)[i % 3] ?? 'SIGSTOP';
+    return withStandIn({}, async (sidecar) => {
+      const oomBefore = oomKills();
+      const spawned = spawnHow(pid1Argv(true, [WRAPPER, ...CLASSIC, '--', ...CATCHER()]), { timeoutMs: 10_000 });
+      const pid = await target(spawned, true);
+      const problems: string[] = [];
+      try {
+        await spawned.line(/^ready \d+$/);
+        const said = await catcherKills(spawned, 'kill-all', signal);
+        if (said !== undefined) problems.push(said);
+        // Any TERM passed back to the command is relayed before a PWR sent after it.
+        if (signal === 'SIGTERM' && !(await barrier(spawned, pid))) problems.push('a PWR sent to PID 1 never reached the command');
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+      const terms = reportedCount(spawned.stdout(), 'SIGTERM');
+      spawned.helperProcess.stdin?.end('exit 3\n');
+      const status = await spawned.status;
+      return {
+        sent: `kill -${signal.slice(3)} -1 from the command, as PID 1`,
+        ...judgeOutcome(status, 3, acknowledged(sidecar), oomBefore, [
+          ...problems,
+          terms > 0 && `the command got TERM back ${terms} time(s)`,
+        ]),
+      };
+    });
+  },
+};
+
+const nodeKilledWhileRunning: HostileCase = {
+  name: 'the Node half killed while the command runs',
+  about:
+    'classic mode; while the command runs, the Node half is sent KILL (as the out-of-memory killer would, but not by it) or STOP ' +
+    'from outside; then the command exits 3: exit 3, the quit acknowledged, no line blaming the out-of-memory killer',
+  tries: { short: 2, long: 40 },
+  async run(i) {
+    const signal = i % 2 === 0 ? 'SIGKILL' : 'SIGSTOP';
+    const pid1 = Math.floor(i / 2) % 2 === 1;
+    return withStandIn({}, async (sidecar) => {
+      const oomBefore = oomKills();
+      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', ...WAITING_JOB]), { timeoutMs: 10_000 });
+      const pid = await target(spawned, pid1);
+      let problem: string | undefined;
+      try {
+        await spawned.line(/^ready \d+$/);
+        const node = nodeHalf(pid);
+        if (node === undefined) problem = 'no Node half found';
+        else process.kill(node, signal);
+      } catch (error) {
+        problem = (error as Error).message;
+      }
+      spawned.helperProcess.stdin?.end('go\n');
+      const status = await spawned.status;
+      return {
+        sent: `${signal.slice(3)} to the Node half, ${where(pid1)}`,
+        ...judgeOutcome(status, 3, acknowledged(sidecar), oomBefore, [problem]),
+      };
+    });
+  },
+};
+
+const nodeKilledDuringQuit: HostileCase = {
+  name: 'the Node half killed during the quit',
+  about:
+    'classic mode, the job exits 0; the first quit hangs, and meanwhile the Node half is sent KILL: exit 0 (the job succeeded), ' +
+    'and a quit is acknowledged all the same',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const pid1 = i % 2 === 1;
+    return withStandIn({ quitScript: ['hang'] }, async (sidecar) => {
+      const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--request-timeout', '1500ms', '--', '/bin/sh', '-c', 'exit 0']), {
+        timeoutMs: 10_000,
+      });
+      const pid = await target(spawned, pid1);
+      await sidecar.waitFor(() => sidecar.quitRequests.length >= 1);
+      const node = nodeHalf(pid);
+      if (node !== undefined) process.kill(node, 'SIGKILL');
+      const status = await spawned.status;
+      const quits = acknowledged(sidecar);
+      return {
+        sent: `KILL to the Node half during a hanging quit, ${where(pid1)}`,
+        ok: node !== undefined && status.code === 0 && quits >= 1,
+        got: joinGot([describeStatus(status), node === undefined && 'no Node half found', `${quits} quit(s) acknowledged`]),
+      };
+    });
+  },
+};
+
+const closedStdio: HostileCase = {
+  name: 'stdio closed at start',
+  about:
+    "the wrapper is exec'd with fds 0 and 2 closed (`<&- 2>&-`) or 1 and 2 (`>&- 2>&-`), classic mode, a job that exits 4: exit 4, " +
+    'the quit acknowledged',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const closing = i % 2 === 0 ? '<&- 2>&-' : '>&- 2>&-';
+    const pid1 = Math.floor(i / 2) % 2 === 1;
+    return withStandIn({}, async (sidecar) => {
+      const argv = ['/bin/sh', '-c', `exec "$@" ${closing}`, 'sh', WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'exit 4'];
+      const status = await spawnHow(pid1Argv(pid1, argv), { timeoutMs: 8_000 }).status;
+      const quits = acknowledged(sidecar);
+      return {
+        sent: `${closing}, ${where(pid1)}`,
+        ok: status.code === 4 && quits === 1,
+        got: joinGot([describeStatus(status), `${quits} quit(s) acknowledged`]),
+      };
+    });
+  },
+};
+
+const softLimits: HostileCase = {
+  name: 'soft data and stack limits',
+  about:
+    'a soft RLIMIT_DATA of 400000 KiB (`ulimit -S -d 400000`) or RLIMIT_STACK of 64 KiB (`ulimit -S -s 64`), the hard limit above ' +
+    'it, classic mode: the job runs with its own soft limit (it prints it) and exits 7, the quit acknowledged',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const limits: [string, string, string, string][] = [
+      ['ulimit -S -d 400000, hard unlimited', `--data=${400_000 * 1024}:unlimited`, 'd', '400000'],
+      ['ulimit -S -s 64, hard unlimited', `--stack=${64 * 1024}:unlimited`, 's', '64'],
+      ['ulimit -S -d 400000, hard 4 GiB', `--data=${400_000 * 1024}:${4 * 2 ** 30}`, 'd', '400000'],
+      ['ulimit -S -s 64, hard 64 MiB', `--stack=${64 * 1024}:${64 * 2 ** 20}`, 's', '64'],
+    ];
+    const [what, option, letter, expected] = limits[i % limits.length] ?? limits[0]!;
+    return withStandIn({}, async (sidecar) => {
+      const job = ['/bin/sh', '-c', `echo "limit $(ulimit -S -${letter})"; exit 7`];
+      const status = await spawnHow(['prlimit', option, '--', WRAPPER, ...CLASSIC, '--', ...job], { timeoutMs: 12_000 }).status;
+      const quits = acknowledged(sidecar);
+      const seen = status.stdout.match(/^limit (\S+)$/m)?.[1];
+      const said = status.stderr.split('\n').filter((line) => line !== '');
+      const first = (said.find((line) => line.startsWith('istio-job-run:')) ?? said[0])?.slice(0, 90);
+      return {
+        sent: what,
+        ok: status.code === 7 && quits === 1 && seen === expected,
+        got: joinGot([
+          describeStatus(status),
+          seen === undefined ? 'the job never ran' : seen === expected ? 'the job keeps its limit' : `the job's limit ${seen}`,
+          `${quits} quit(s) acknowledged`,
+          status.code !== 7 && first !== undefined && `stderr: ${JSON.stringify(first)}`,
+        ]),
+      };
+    });
+  },
+};
+
+/**
+ * A job (sh) that writes `exit 0` into every pipe or socket its parent (the launcher) shares with another of its
+ * children (the Node half), at the Node half's fds 3 and up, reopened through /proc/PID/fd/N; says "forged N" (how
+ * many it could open), then exits 3 once a line arrives on stdin.
+ */
+const FORGER = [
+  'me=$$; n=0; parent=$PPID',
+  'shared=$(for f in /proc/$parent/fd/*; do readlink "$f"; done 2>/dev/null)',
+  'for p in $(cat /proc/$parent/task/*/children); do [ "$p" = "$me" ] && continue; for f in /proc/$p/fd/*; do',
+  '  case $(basename "$f") in 0|1|2) continue;; esac',
+  '  t=$(readlink "$f" 2>/dev/null) || continue',
+  '  case "$t" in pipe:*|socket:*) ;; *) continue;; esac',
+  '  case "$shared" in *"$t"*) { printf "exit 0\\n" >"$f"; } 2>/dev/null && n=$((n+1));; esac',
+  'done; done',
+  'echo "forged $n"; read line; exit 3',
+].join('\n');
+
+const forgedExit: HostileCase = {
+  name: "a forged line in the wrapper's channel",
+  about:
+    'wrapper and job run as UID 65534; the job opens every pipe of the Node half that leads to the launcher through /proc/PID/fd/N ' +
+    'and writes `exit 0`, then ' +
+    'exits 3 when told: the wrapper waits for it and exits 3, the quit acknowledged',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const pid1 = i % 2 === 1;
+    const user = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
+    return withStandIn({}, async (sidecar) => {
+      const spawned = spawnHow(pid1Argv(pid1, [...user, WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', FORGER]), { timeoutMs: 10_000 });
+      const forged = await spawned.line(/^forged \d+$/).catch(() => undefined);
+      spawned.helperProcess.stdin?.end('go\n');
+      const status = await spawned.status;
+      const quits = acknowledged(sidecar);
+      return {
+        sent: `as UID 65534, ${where(pid1)}`,
+        ok: forged !== undefined && status.code === 3 && quits === 1,
+        got: joinGot([
+          describeStatus(status),
+          forged === undefined ? 'no "forged" line: the job ended first' : `the job opened ${forged.split(' ')[1]} pipe(s)`,
+          `${quits} quit(s) acknowledged`,
+        ]),
+      };
+    });
+  },
+};
+
+interface GroupSend {
+  readonly sent: string;
+  /** The argv prefix in front of the wrapper (each starts a session or group of its own: the runner's group is never hit). */
+  readonly prefix: string[];
+  readonly signal: 'SIGTERM' | 'SIGINT';
+  /** What sends the group signal, given the pid the helper started and the running job. */
+  send(started: number, spawned: Spawned): Promise<string | undefined>;
+}
+
+const GROUP_SENDS: readonly GroupSend[] = [
+  {
+    sent: '`kill 0` (TERM) from the command, under setsid',
+    prefix: ['setsid'],
+    signal: 'SIGTERM',
+    send: (_, spawned) => catcherKills(spawned, 'kill-group', 'SIGTERM'),
+  },
+  {
+    sent: '`kill -TERM -- -$$` from the command, under setsid',
+    prefix: ['setsid'],
+    signal: 'SIGTERM',
+    send: (_, spawned) => catcherKills(spawned, 'kill-own-group', 'SIGTERM'),
+  },
+  {
+    sent: '`kill 0` (TERM) from the command, under setsid, as PID 1',
+    prefix: ['unshare', '--pid', '--fork', '--mount-proc', 'setsid'],
+    signal: 'SIGTERM',
+    send: (_, spawned) => catcherKills(spawned, 'kill-group', 'SIGTERM'),
+  },
+];
+
+const groupSignals: HostileCase = {
+  name: 'group signals reach the command once',
+  about:
+    'the command (the C helper, taking signals from a signalfd) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`); ' +
+    'a PWR to the wrapper as a barrier: the command gets the signal exactly once, ' +
+    'its own kill succeeds, and it exits 3 when told',
+  tries: { short: GROUP_SENDS.length, long: GROUP_SENDS.length * 10 },
+  async run(i) {
+    const how = GROUP_SENDS[i % GROUP_SENDS.length] ?? GROUP_SENDS[0]!;
+    const pid1 = how.prefix[0] === 'unshare';
+    const spawned = spawnHow([...how.prefix, WRAPPER, '--sidecar', 'none', '--', ...CATCHER()], { timeoutMs: 10_000 });
+    const problems: string[] = [];
+    try {
+      const started = await spawned.pid;
+      await spawned.line(/^ready \d+$/);
+      const launcher = pid1 ? await childOf(started) : started;
+      const said = await how.send(started, spawned);
+      if (said !== undefined) problems.push(said);
+      if (!(await barrier(spawned, launcher))) problems.push('a PWR sent to the wrapper never reached the command');
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+    const count = reportedCount(spawned.stdout(), how.signal);
+    spawned.helperProcess.stdin?.end('exit 3\n');
+    const status = await spawned.status;
+    return {
+      sent: how.sent,
+      ok: problems.length === 0 && count === 1 && status.code === 3,
+      got: joinGot([describeStatus(status), ...problems, `the command got ${how.signal.slice(3)} ${count} time(s)`]),
+    };
+  },
+};
+
+const launcherJson: HostileCase = {
+  name: "the launcher's own lines as JSON",
+  about:
+    'with --log-format json (or ISTIO_JOB_RUN_LOG_FORMAT=json): the Node half killed from outside while the command runs (classic ' +
+    'mode, the job exits 3), or an open files limit of 16 (the launcher refuses, 125): every stderr line is a JSON object, and ' +
+    'none blames the out-of-memory killer',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const refused = i % 2 === 1;
+    return withStandIn({}, async (sidecar) => {
+      const oomBefore = oomKills();
+      let status: Status;
+      let problem: string | undefined;
+      if (refused) {
+        status = await spawnHow(['prlimit', '--nofile=16', '--', WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', 'exit 3'], {
+          env: { ISTIO_JOB_RUN_LOG_FORMAT: 'json' },
+          timeoutMs: 8_000,
+        }).status;
+      } else {
+        const spawned = spawnHow([WRAPPER, '--log-format', 'json', ...CLASSIC, '--', ...WAITING_JOB], { timeoutMs: 10_000 });
+        try {
+          const pid = await spawned.pid;
+          await spawned.line(/^ready \d+$/);
+          const node = nodeHalf(pid);
+          if (node === undefined) problem = 'no Node half found';
+          else process.kill(node, 'SIGKILL');
+        } catch (error) {
+          problem = (error as Error).message;
+        }
+        spawned.helperProcess.stdin?.end('go\n');
+        status = await spawned.status;
+      }
+      const lines = status.stderr.split('\n').filter((line) => line !== '');
+      const notJson = lines.filter((line) => {
+        try {
+          return typeof JSON.parse(line) !== 'object';
+        } catch {
+          return true;
+        }
+      });
+      const blamed = oomKills() === oomBefore ? blamesOom(status.stderr) : [];
+      const expected = refused ? 125 : 3;
+      const quits = acknowledged(sidecar);
+      return {
+        sent: refused ? 'ISTIO_JOB_RUN_LOG_FORMAT=json, nofile 16' : '--log-format json, KILL to the Node half',
+        ok: problem === undefined && status.code === expected && lines.length >= 1 && notJson.length === 0 && blamed.length === 0,
+        got: joinGot([
+          describeStatus(status),
+          problem,
+          lines.length === 0
+            ? 'nothing on stderr'
+            : notJson.length === 0
+              ? 'every line JSON'
+              : `not JSON: ${JSON.stringify(notJson[0]?.slice(0, 90))}`,
+          blamed.length > 0 && 'blames the OOM killer',
+          !refused && `${quits} quit(s) acknowledged`,
+        ]),
+      };
+    });
+  },
+};
+
 /** The suite, in the order it runs and is reported. */
 export const HOSTILE_CASES: readonly HostileCase[] = [
   stopDuringStartUp,
@@ -923,6 +1513,18 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   urlCredentials,
   terminal,
   ...LIMITS,
+  ignoredSigchld,
+  ctrlZ,
+  backgroundRead,
+  tostop,
+  broadcastAsPid1,
+  nodeKilledWhileRunning,
+  nodeKilledDuringQuit,
+  closedStdio,
+  softLimits,
+  forgedExit,
+  groupSignals,
+  launcherJson,
 ];
 
 export function hostileCase(name: string): HostileCase {
