@@ -135,7 +135,7 @@ function exchange({ method, url, deadline, cancel, socket, keep }: Exchange): Pr
       resolve({ attempt, stale });
     };
     const onCancel = (): void => finish({ kind: 'aborted' });
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), Math.max(1, Math.ceil(deadline - monotonicMs())));
+    const timer = setTimeout(() => finish(reader.partial() ?? { kind: 'timeout' }), Math.max(1, Math.ceil(deadline - monotonicMs())));
     cancel?.addEventListener('abort', onCancel, { once: true });
 
     const send = (): void => void socket.write(requestText(method, url));
@@ -186,6 +186,8 @@ interface Reader {
   end(): Attempt;
   /** The answer was read to its last byte, nothing after it, and the sidecar did not say it closes. */
   reusable(): boolean;
+  /** Once the head is read, the answer with what came of its body: a body still coming at the deadline keeps its status. */
+  partial(): Attempt | undefined;
 }
 
 type Framing = { readonly kind: 'length'; left: number; extra: boolean } | { readonly kind: 'chunked' } | { readonly kind: 'close' };
@@ -284,6 +286,7 @@ function responseReader(): Reader {
       if (status === undefined || framing === undefined) return RESET;
       return framing.kind === 'close' ? done() : RESET;
     },
+    partial: () => (status === undefined || framing === undefined ? undefined : done()),
     reusable: () => framing?.kind === 'length' && framing.left === 0 && !framing.extra && persistent,
   };
 }
