@@ -4,6 +4,7 @@
 
 import { EXIT_WRAPPER_FAILED } from './exit-code.ts';
 import { quote } from './quote.ts';
+import { SLOW_INTERVAL_MS } from './readiness.ts';
 import { ISTIO, OTHER_KIND_NAMES, type QuitTarget } from './sidecar-kinds.ts';
 import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList } from './values.ts';
 
@@ -101,7 +102,7 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
     default: 25,
     defaultText: '25ms',
     parse: durationAtLeast(5),
-    help: 'Time between readiness checks (at least 5ms).',
+    help: `Time between readiness checks at first (at least 5ms); while the proxy is slow it grows to a fifth of the time waited, at most ${SLOW_INTERVAL_MS}ms.`,
   },
   requestTimeout: {
     flag: 'request-timeout',

@@ -188,6 +188,21 @@ describe('plain HTTP client', () => {
     });
   }
 
+  test('a head read and a body still coming at the deadline: the status stands, with the body so far', async () => {
+    const sidecar = await raw((socket) => socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc')));
+    const client = plainClient(lookup);
+    try {
+      assert.deepEqual(await client.attempt('POST', new URL(`${sidecar.url}/quitquitquit`), 300), {
+        kind: 'response',
+        status: 200,
+        body: 'abc',
+      });
+    } finally {
+      client.close();
+      sidecar.server.close();
+    }
+  });
+
   test('refused, and cancelled while waiting', async () => {
     const sidecar = await raw(() => undefined);
     const url = new URL(`${sidecar.url}/r`);
