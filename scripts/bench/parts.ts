@@ -163,7 +163,7 @@ export async function stdout(build: Build, rounds: number, bytes: number): Promi
 const statusMiB = (pid: number, field: string): number =>
   Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 
-/** Memory of launcher + Node (the launcher's child that leads a process group) while the command waits: 5 samples 50 ms apart. */
+/** Memory of launcher + Node (the launcher's child through the bundled loader) while the command waits: 5 samples 50 ms apart. */
 export async function memory(build: Build, rounds: number): Promise<Samples> {
   const samples: Samples = {};
   for (let round = 0; round < rounds; round++) {
@@ -176,11 +176,9 @@ export async function memory(build: Build, rounds: number): Promise<Samples> {
         await once(job.child.stdout as Readable, 'data');
         const launcher = job.child.pid ?? 0;
         const children = readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim().split(' ').map(Number);
-        const node = children.find((pid) => {
-          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pid;
-        });
-        if (node === undefined) throw new Error('memory: the launcher has no child leading a process group');
+        // Node is the child the launcher started through the bundle's loader; the other one is the command.
+        const node = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes('--library-path'));
+        if (node === undefined) throw new Error('memory: the launcher has no child running the bundled loader');
         const both = (field: string): number => statusMiB(launcher, field) + statusMiB(node, field);
         let peak = 0;
         for (let i = 0; i < 5; i++) {
