@@ -4,12 +4,13 @@
 // the sidecar stand-in on the real ports 15020/15021, and Node's inspector port 9229 visible to nobody else).
 // A try's `got` is a short, stable description, so the long run can count identical outcomes.
 
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { constants } from 'node:os';
 import {
   accepts,
@@ -1337,6 +1338,28 @@ const FORGER = [
   'echo "forged $n"; read line; exit 3',
 ].join('\n');
 
+/**
+ * The bundle where UID 65534 can reach it: a checkout under a private home (/root) is not, so a copy (hard links) in
+ * a temporary folder of mode 0755, made once and removed when the process exits.
+ */
+let sharedBundle: string | undefined;
+function bundleForAnyone(): string {
+  if (sharedBundle !== undefined) return sharedBundle;
+  const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-anyone-'));
+  chmodSync(dir, 0o755);
+  const from = join(dirname(WRAPPER), 'bundle');
+  try {
+    execFileSync('cp', ['-rl', from, join(dir, 'bundle')], { stdio: 'ignore' });
+  } catch {
+    // Another file system: a plain copy.
+    rmSync(join(dir, 'bundle'), { recursive: true, force: true });
+    execFileSync('cp', ['-r', from, join(dir, 'bundle')]);
+  }
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  sharedBundle = join(dir, 'bundle', 'istio-job-run');
+  return sharedBundle;
+}
+
 const forgedExit: HostileCase = {
   name: "a forged line in the wrapper's channel",
   about:
@@ -1348,7 +1371,9 @@ const forgedExit: HostileCase = {
     const pid1 = i % 2 === 1;
     const user = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
     return withStandIn({}, async (sidecar) => {
-      const spawned = spawnHow(pid1Argv(pid1, [...user, WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', FORGER]), { timeoutMs: 10_000 });
+      const spawned = spawnHow(pid1Argv(pid1, [...user, bundleForAnyone(), ...CLASSIC, '--', '/bin/sh', '-c', FORGER]), {
+        timeoutMs: 10_000,
+      });
       const forged = await spawned.line(/^forged \d+$/).catch(() => undefined);
       spawned.helperProcess.stdin?.end('go\n');
       const status = await spawned.status;
