@@ -18,9 +18,9 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
-import { EXIT_WRAPPER_FAILED } from '../src/exit-code.ts';
 import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/sea-assets.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
+import { runForCache } from './cache-run.ts';
 import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
@@ -149,6 +149,10 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
     // yargs-parser's ESM build calls createRequire(import.meta.url); in the executable that is its own path.
     banner: { js: 'var __istioJobRunUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
+  // esbuild escapes what is not ASCII everywhere but in regular expressions; one such character makes V8 hold
+  // the whole script as two-byte text, slower to decode and to compile at every start.
+  const wide = readFileSync(outfile, 'latin1').search(/[^\x00-\x7f]/);
+  if (wide !== -1) throw new StepError(`${basename(outfile)} is not ASCII at offset ${wide}: escape that character in its source`);
   // Files only: a module a plugin makes up (namespace:path, such as the missing node:http2) is in no file.
   return Object.keys(result.metafile.inputs).filter((input) => !/^[a-z0-9-]+:/.test(input));
 }
@@ -161,29 +165,24 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
 const PREDICTABLE = ['--predictable'];
 
 /**
- * The app's start-up, run once for its code cache: a usage error (no command) parses every option, detects
- * and logs (silenced), as `--sidecar none -- true` does up to the command, and runs nothing.
- */
-const APP_CACHE_RUN = ['--log-level', 'silent', '--sidecar', 'none'];
-
-/**
  * V8's code cache of one of the executable's scripts, made by running it once with the pinned Node (the same
- * V8 as the executable's): the HTTP client's top level, or the app's start-up (APP_CACHE_RUN, in an empty
- * environment). Architecture-specific: another architecture gets an empty one, which V8 ignores.
+ * V8 as the executable's): the HTTP client's top level, or the app's whole classic job (scripts/cache-run.ts),
+ * in an empty environment. Architecture-specific: another architecture gets an empty one, which V8 ignores.
  */
-function codeCache(t: Target, js: string, cacheAsset: string, work: string, args: readonly string[], exitCode: number): string {
+async function codeCache(t: Target, js: string, cacheAsset: string, work: string, app: boolean): Promise<string> {
   const cache = join(work, `${cacheAsset}-${t.arch}`);
   if (!t.native) {
     writeFileSync(cache, '');
     return cache;
   }
   // The pinned Node is the executable's own V8; --predictable makes the cache's bytes the same every time.
-  const run = spawnSync(pinnedNode(), [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), basename(js), cache, ...args], {
-    cwd: dirname(js),
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {},
-  });
-  if (run.status !== exitCode) throw new StepError(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}, not ${exitCode}`);
+  const args = [...PREDICTABLE, join(root, 'scripts', 'code-cache.ts'), basename(js), cache];
+  if (app) {
+    await runForCache(pinnedNode(), args, dirname(js));
+    return cache;
+  }
+  const run = spawnSync(pinnedNode(), args, { cwd: dirname(js), stdio: ['ignore', 'ignore', 'inherit'], env: {} });
+  if (run.status !== 0) throw new StepError(`the code cache of ${basename(js)}: exit ${run.status ?? run.signal}`);
   return cache;
 }
 
@@ -217,9 +216,9 @@ export async function buildExecutable(
       main: inWork(scripts.main),
       assets: {
         [APP_ASSET]: inWork(scripts.app),
-        [APP_CACHE_ASSET]: inWork(codeCache(t, scripts.app, APP_CACHE_ASSET, work, APP_CACHE_RUN, EXIT_WRAPPER_FAILED)),
+        [APP_CACHE_ASSET]: inWork(await codeCache(t, scripts.app, APP_CACHE_ASSET, work, true)),
         [HTTP_ASSET]: inWork(scripts.http),
-        [HTTP_CACHE_ASSET]: inWork(codeCache(t, scripts.http, HTTP_CACHE_ASSET, work, [], 0)),
+        [HTTP_CACHE_ASSET]: inWork(await codeCache(t, scripts.http, HTTP_CACHE_ASSET, work, false)),
         [MANIFEST_ASSET]: inWork(scripts.manifest),
       },
       output: inWork(output),

@@ -22,8 +22,8 @@ export const MAX_DURATION_MS = 2_147_483_647;
 const EXAMPLES = '(examples: 500ms, 30s, 2m)';
 const NUMBER = /^(\d+(?:\.\d+)?|\.\d+)$/;
 const PART = /(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h)/y;
-// "µs" is U+00B5 (micro sign), "μs" U+03BC (Greek mu): Go accepts both.
-const GO_PART = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+// "µs" is U+00B5 (micro sign), "μs" U+03BC (Greek mu): Go accepts both. Escaped: the bundle stays ASCII.
+const GO_PART = /(\d+(?:\.\d+)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
 
 export interface DurationSyntax {
   /**

@@ -1,5 +1,5 @@
 // The single executable's main script: the wrapper is an asset of it, compiled with a code cache made after
-// one run of its start-up (scripts/build.ts). Node's own code cache of a main script holds only what its
+// one whole classic job (scripts/cache-run.ts). Node's own code cache of a main script holds only what its
 // compile produced: the functions start-up then calls (the option parser's among them) were compiled at
 // every start, 1-1.5 ms of it (docs/PERFORMANCE.md).
 

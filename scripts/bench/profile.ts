@@ -21,7 +21,8 @@ const OUT_ENV = 'PROFILE_OUT';
 const header = `;(()=>{const fs=require('node:fs');const s=new (require('node:inspector').Session)();s.connect();
 s.post('Profiler.enable');s.post('Profiler.setSamplingInterval',{interval:100});s.post('Profiler.start');
 const write=fs.writeSync;let done=false;fs.writeSync=function(fd,text,...rest){
-if(!done&&typeof text==='string'&&text.startsWith('exit ')&&process.env.${OUT_ENV}){done=true;const o=process.env.${OUT_ENV};
+const line=typeof text==='string'?text:ArrayBuffer.isView(text)?Buffer.from(text.buffer,text.byteOffset,text.byteLength).toString('latin1'):'';
+if(!done&&line.startsWith('exit ')&&process.env.${OUT_ENV}){done=true;const o=process.env.${OUT_ENV};
 const threads=fs.readdirSync('/proc/self/task').map((t)=>fs.readFileSync('/proc/self/task/'+t+'/comm','utf8').trim()+' '+
 fs.readFileSync('/proc/self/task/'+t+'/schedstat','utf8').split(' ')[0]).join('\\n');fs.writeFileSync(o+'.threads',threads);
 s.post('Profiler.stop',(e,r)=>fs.writeFileSync(o+'.cpuprofile',JSON.stringify(r.profile)));}
