@@ -32,6 +32,29 @@ interface LauncherLink {
   declareExit(code: number): void;
 }
 
+/** A line waits this long for room in the channel before the launcher counts as no longer reading it. */
+const WRITE_PATIENCE_MS = 10_000;
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes TEXT whole, synchronously, so a line is out before an exit. The socket is non-blocking (its reads are
+ * the event loop's): while it is full, as in a flood of signals each answered with a kill, this waits a
+ * millisecond at a time for the launcher to read, for up to WRITE_PATIENCE_MS. Nothing is dropped while the
+ * launcher lives, and no line is cut in two.
+ */
+function write(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  for (let written = 0, waited = 0; written < bytes.length; ) {
+    try {
+      written += writeSync(fd, bytes, written);
+    } catch (error) {
+      // EAGAIN: full. Anything else (EPIPE): the launcher is gone, and so is whoever would read the rest.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || waited++ >= WRITE_PATIENCE_MS) return;
+      Atomics.wait(nap, 0, 0, 1);
+    }
+  }
+}
+
 /** ENOENT for 2: node:os is loaded only when a start fails. */
 function errnoName(errno: number): string {
   const names = Object.entries(process.getBuiltinModule('node:os').constants.errno);
@@ -58,17 +81,13 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
   let command: { settle: (outcome: Outcome) => void; pid: number | undefined; ended: boolean } | undefined;
   let buffered = '';
 
-  // Synchronous, so a line is out before an exit; the socket is non-blocking, and a line this short finds
-  // room unless the launcher has stopped reading.
+  // Lines written while a chunk from the launcher is handled (a kill for each signal of a flood) go out in one
+  // write when it is done; any other line at once.
+  let corked: string[] | undefined;
   const send = (...words: (string | number)[]): void => {
-    const bytes = Buffer.from(`${words.join(' ')}\n`);
-    for (let written = 0, tries = 0; written < bytes.length && tries < 1000; tries++) {
-      try {
-        written += writeSync(fd, bytes, written);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return; // the launcher is gone
-      }
-    }
+    const line = `${words.join(' ')}\n`;
+    if (corked === undefined) write(fd, line);
+    else corked.push(line);
   };
   const finish = (outcome: Outcome): void => {
     if (command === undefined || command.ended) return;
@@ -104,7 +123,14 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
   channel.on('data', (chunk: string) => {
     const lines = (buffered + chunk).split('\n');
     buffered = lines.pop() ?? '';
-    for (const line of lines) handle(line);
+    corked = [];
+    try {
+      for (const line of lines) handle(line);
+    } finally {
+      const out = corked.join('');
+      corked = undefined;
+      if (out !== '') write(fd, out);
+    }
   });
   channel.on('error', () => undefined);
   channel.on('close', () => finish({ kind: 'spawn-failed', errno: 'EPIPE', message: 'lost: the launcher is gone' }));

@@ -4,7 +4,7 @@
 // the sidecar stand-in on the real ports 15020/15021, and Node's inspector port 9229 visible to nobody else).
 // A try's `got` is a short, stable description, so the long run can count identical outcomes.
 
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -12,6 +12,7 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { constants } from 'node:os';
+import { promisify } from 'node:util';
 import {
   accepts,
   cgroup,
@@ -31,6 +32,8 @@ import {
 } from './hostile.ts';
 import { WRAPPER, NODE, REPORTER } from './process.ts';
 import { Sidecar, type SidecarOptions } from './sidecar.ts';
+
+const exec = promisify(execFile);
 
 export type Size = 'short' | 'long';
 
@@ -1454,6 +1457,47 @@ const groupSignals: HostileCase = {
   },
 };
 
+const realTimeQueue: HostileCase = {
+  name: 'queued real-time signals',
+  about:
+    'sigqueue(2) sends 20000 instances of real-time signal 39 to the wrapper as fast as it can, then one of 50; ' +
+    'the command (the C helper, counting with sigwaitinfo until the 50) gets every instance of 39',
+  tries: { short: 2, long: 20 },
+  async run(i) {
+    const pid1 = i % 2 === 1;
+    const count = 20_000;
+    const spawned = spawnHow(pid1Argv(pid1, [WRAPPER, '--sidecar', 'none', '--', helper(), 'count', '39', '50']), { timeoutMs: 20_000 });
+    let sent = 0;
+    let problem: string | undefined;
+    try {
+      const pid = await target(spawned, pid1);
+      await spawned.line(/^ready \d+$/);
+      sent = Number((await exec(helper(), ['queue', String(pid), '39', String(count)])).stdout.match(/sent (\d+)/)?.[1] ?? 0);
+      await exec(helper(), ['queue', String(pid), '50', '1']);
+    } catch (error) {
+      problem = (error as Error).message;
+    }
+    const status = await spawned.status;
+    const got = Number(status.stdout.match(/^count (\d+)$/m)?.[1] ?? -1);
+    return {
+      sent: `${count} of signal 39, ${where(pid1)}`,
+      ok: problem === undefined && sent === count && got === sent && status.code === 0,
+      got: joinGot([
+        describeStatus(status),
+        problem,
+        sent !== count && `only ${sent} queued`,
+        got < 0
+          ? 'the command never counted'
+          : got === sent
+            ? 'every instance forwarded'
+            : sent - got < 1000
+              ? `${sent - got} of ${sent} lost`
+              : `about ${Math.round((sent - got) / 1000)}k of ${sent} lost`,
+      ]),
+    };
+  },
+};
+
 const launcherJson: HostileCase = {
   name: "the launcher's own lines as JSON",
   about:
@@ -1549,6 +1593,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   softLimits,
   forgedExit,
   groupSignals,
+  realTimeQueue,
   launcherJson,
 ];
 

@@ -12,6 +12,7 @@
 //   json                 ask for the launcher's lines as JSON first (with any of the above)
 //   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
 //   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
+//   quietly              forward each signal without saying it (with run): a flood is not slowed down by stderr
 // It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
 
 import { writeSync } from 'node:fs';
@@ -52,7 +53,7 @@ if (modes.includes('version')) {
   const listen = (): void =>
     link.listen((signal, fromTerminal) => {
       if (counting === 0) {
-        say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
+        if (!modes.includes('quietly')) say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
         child?.kill(signal);
       } else if (++counted === counting) {
         say(`counted ${counted}`);

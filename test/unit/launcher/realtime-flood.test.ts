@@ -19,3 +19,25 @@ test(`${INSTANCES} instances of signal 40 before the wrapper reads: each one rel
   running.process.stdin?.end('\n');
   assert.equal((await running.finished).code, 0);
 });
+
+/** The command: counts instances of signal 40 (both it and 41 blocked, taken one by one) until a 41 comes. */
+const COUNTER = [
+  'import signal, sys',
+  'signal.pthread_sigmask(signal.SIG_BLOCK, {40, 41})',
+  'print("ready", flush=True)',
+  'n = 0',
+  'while signal.sigwaitinfo({40, 41}).si_signo == 40: n += 1',
+  'print("count", n, flush=True)',
+].join('\n');
+
+test(`${INSTANCES} instances of signal 40 forwarded while the command runs: each one reaches it`, async () => {
+  // Each relayed signal comes back from the wrapper as a kill line: a flood of them fills the socket pair
+  // while the launcher is still busy relaying, and the wrapper must wait for room, not drop a line.
+  const running = launch(launcher, ['quietly', 'run'], ['python3', '-c', COUNTER]);
+  await running.line(/^ready$/);
+  for (let i = 0; i < INSTANCES; i++) process.kill(running.pid, 40);
+  process.kill(running.pid, 41);
+  await running.line(/^count \d+$/);
+  assert.match(running.stdout(), new RegExp(`^count ${INSTANCES}$`, 'm'));
+  assert.equal((await running.finished).code, 0);
+});
