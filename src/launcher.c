@@ -144,6 +144,19 @@ static struct {
     int code; /* its exit code once ended: 128 + N for a death by signal N */
 } command;
 
+/* A standard signal that one process sends again while the last instance it sent is still on its way through the
+ * wrapper (relayed, not yet passed on to the command) counts as that one, for up to this long. coreutils timeout,
+ * for one, signals its child and then its own group, the launcher in both: a command it had started itself would
+ * have had the two pending at once, which the kernel merges. */
+#define SAME_SENDER_MERGE_MS 100
+
+/* The last instance of each standard signal relayed: who sent it, when, and whether the wrapper has passed it on. */
+static struct {
+    pid_t sender[FIRST_QUEUED];
+    long long at_ms[FIRST_QUEUED];
+    int on_its_way[FIRST_QUEUED];
+} relayed;
+
 /* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
  * kernel merges those too), every instance of a real-time one. Half of `bytes` stays free for the other lines. */
 static struct {
@@ -611,10 +624,23 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
     return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
 }
 
+/* Whether this repeats an instance still on its way (SAME_SENDER_MERGE_MS); notes it as on its way if not. */
+static int repeats_last(const struct signalfd_siginfo *info) {
+    int signo = (int)info->ssi_signo;
+    if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER) return 0;
+    long long now = now_ms();
+    if (relayed.on_its_way[signo] && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
+        return 1;
+    relayed.sender[signo] = (pid_t)info->ssi_pid;
+    relayed.at_ms[signo] = now;
+    relayed.on_its_way[signo] = 1;
+    return 0;
+}
+
 static void relay_signal(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
-    if (sent_by_command(info)) return;
+    if (sent_by_command(info) || repeats_last(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
     if (wrapper.done || wrapper.channel < 0) return;
@@ -777,6 +803,7 @@ static void handle_wrapper_line(char *line) {
         run_command(strtol(rest, NULL, 10));
     } else if (strcmp(verb, FROM_WRAPPER_KILL) == 0) {
         long signo = strtol(rest, NULL, 10);
+        if (signo >= 1 && signo < FIRST_QUEUED) relayed.on_its_way[signo] = 0;
         if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
             say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
         }

@@ -1416,6 +1416,19 @@ const GROUP_SENDS: readonly GroupSend[] = [
     signal: 'SIGTERM',
     send: (_, spawned) => catcherKills(spawned, 'kill-own-group', 'SIGTERM'),
   },
+  ...(['SIGTERM', 'SIGINT'] as const).map(
+    (signal): GroupSend => ({
+      sent: `coreutils timeout passing ${signal.slice(3)} on to its child and its group`,
+      prefix: ['timeout', '60'],
+      signal,
+      send: async (started, spawned) => {
+        process.kill(started, signal);
+        const until = performance.now() + 5_000;
+        while (reportedCount(spawned.stdout(), signal) === 0 && performance.now() < until) await wait(5);
+        return reportedCount(spawned.stdout(), signal) === 0 ? `no ${signal.slice(3)} reached the command` : undefined;
+      },
+    }),
+  ),
   {
     sent: '`kill 0` (TERM) from the command, under setsid, as PID 1',
     prefix: ['unshare', '--pid', '--fork', '--mount-proc', 'setsid'],
@@ -1427,8 +1440,8 @@ const GROUP_SENDS: readonly GroupSend[] = [
 const groupSignals: HostileCase = {
   name: 'group signals reach the command once',
   about:
-    'the command (the C helper, taking signals from a signalfd) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`); ' +
-    'a PWR to the wrapper as a barrier: the command gets the signal exactly once, ' +
+    'the command (the C helper, taking signals from a signalfd) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`), or coreutils timeout passes ' +
+    'a TERM or INT on to the wrapper and to its group; a PWR to the wrapper as a barrier: the command gets the signal exactly once, ' +
     'its own kill succeeds, and it exits 3 when told',
   tries: { short: GROUP_SENDS.length, long: GROUP_SENDS.length * 10 },
   async run(i) {
@@ -1439,7 +1452,7 @@ const groupSignals: HostileCase = {
     try {
       const started = await spawned.pid;
       await spawned.line(/^ready \d+$/);
-      const launcher = pid1 ? await childOf(started) : started;
+      const launcher = pid1 || how.prefix[0] === 'timeout' ? await childOf(started) : started;
       const said = await how.send(started, spawned);
       if (said !== undefined) problems.push(said);
       if (!(await barrier(spawned, launcher))) problems.push('a PWR sent to the wrapper never reached the command');

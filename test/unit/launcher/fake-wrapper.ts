@@ -13,9 +13,12 @@
 //   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
 //   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
 //   quietly              forward each signal without saying it (with run): a flood is not slowed down by stderr
+//   hold                 hold each signal relayed (saying "fake: holding N") until a USR2 is, then pass them on
+//                        50 ms apart and say "fake: released COUNT"; later ones go on at once (with run)
 // It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
 
 import { writeSync } from 'node:fs';
+import { constants } from 'node:os';
 import { createLogger, writeStderr } from '../../../src/log.ts';
 import { connectLauncher } from '../../../src/launcher-link.ts';
 import type { QuitPolicy } from '../../../src/options-table.ts';
@@ -50,9 +53,25 @@ if (modes.includes('version')) {
   let child: ReturnType<typeof link.run> | undefined;
   const counting = Number(/^count=(\d+)$/.exec(modes.find((mode) => mode.startsWith('count=')) ?? '')?.[1] ?? 0);
   let counted = 0;
+  let held: number[] | undefined = modes.includes('hold') ? [] : undefined;
   const listen = (): void =>
     link.listen((signal, fromTerminal) => {
-      if (counting === 0) {
+      if (held !== undefined) {
+        if (signal !== constants.signals.SIGUSR2) {
+          say(`holding ${signal}`);
+          held.push(signal);
+          return;
+        }
+        const release = held;
+        held = undefined;
+        void (async () => {
+          for (const one of release) {
+            child?.kill(one);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          say(`released ${release.length}`);
+        })();
+      } else if (counting === 0) {
         if (!modes.includes('quietly')) say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
         child?.kill(signal);
       } else if (++counted === counting) {

@@ -2,8 +2,9 @@
 // also straight from the kernel), and the command can signal its own group.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { NODE, REPORTER } from '../../support/process.ts';
+import { NODE, REPORTER, type Running } from '../../support/process.ts';
 import { buildLauncher, launch, WHILE_LAUNCHER_LIVES } from './support.ts';
 
 const launcher = buildLauncher();
@@ -26,4 +27,53 @@ test('kill -TERM -$$ from the command reaches its own group', async () => {
   const result = await launch(launcher, ['run'], ['/bin/sh', '-c', script], { detached: true }).finished;
   assert.equal(result.code, 7, result.stderr);
   assert.equal(result.stdout, 'got TERM\n');
+});
+
+/** Runs the reporter behind the launcher, sends it what `send` does, and counts the TERMs it got. */
+async function termsAfter(send: (launcher: number, running: Running) => Promise<void>): Promise<number> {
+  const running = launch(launcher, ['run'], [NODE, REPORTER]);
+  await running.line(/^ready /, 'stdout');
+  await send(running.pid, running);
+  // Behind whatever TERMs were relayed: a USR2, relayed after them.
+  process.kill(running.pid, 'SIGUSR2');
+  await running.line(/^signal SIGUSR2$/, 'stdout');
+  running.process.stdin?.end('exit 0\n');
+  const result = await running.finished;
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.split('\n').filter((line) => line === 'signal SIGTERM').length;
+}
+
+test('one process sending TERM again while the first is on its way (coreutils timeout: its child, then its group): once', async () => {
+  // The fake holds what it is relayed until a USR2 comes, then passes each on 50 ms apart: were the second TERM
+  // relayed too, the command would take both.
+  const running = launch(launcher, ['hold', 'run'], [NODE, REPORTER]);
+  await running.line(/^ready /, 'stdout');
+  process.kill(running.pid, 'SIGTERM');
+  await running.line(/^fake: holding 15$/, 'stderr');
+  process.kill(running.pid, 'SIGTERM');
+  process.kill(running.pid, 'SIGUSR2');
+  await running.line(/^fake: released \d+$/, 'stderr');
+  process.kill(running.pid, 'SIGUSR1');
+  await running.line(/^signal SIGUSR1$/, 'stdout');
+  running.process.stdin?.end('exit 0\n');
+  const result = await running.finished;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /^fake: released 1$/m);
+  assert.equal(result.stdout.split('\n').filter((line) => line === 'signal SIGTERM').length, 1, result.stdout);
+});
+
+test('TERM from two processes, or from one again once the first reached the command: each forwarded', async () => {
+  // Each TERM after the command took the one before: the kernel merges none.
+  const fromTwo = await termsAfter(async (pid, running) => {
+    process.kill(pid, 'SIGTERM');
+    await running.line(/^signal SIGTERM$/, 'stdout');
+    execFileSync('kill', ['-TERM', String(pid)]);
+  });
+  assert.equal(fromTwo, 2);
+  const apart = await termsAfter(async (pid, running) => {
+    process.kill(pid, 'SIGTERM');
+    await running.line(/^signal SIGTERM$/, 'stdout');
+    process.kill(pid, 'SIGTERM');
+  });
+  assert.equal(apart, 2);
 });
