@@ -627,7 +627,8 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
 /* Whether this repeats an instance still on its way (SAME_SENDER_MERGE_MS); notes it as on its way if not. */
 static int repeats_last(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
-    if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER) return 0;
+    /* Only what the wrapper passes on: before the command runs, after it ended, or unforwarded, it passes none. */
+    if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER || !command.running || !IS_FORWARDED(signo)) return 0;
     long long now = now_ms();
     if (relayed.on_its_way[signo] && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
         return 1;

@@ -1240,6 +1240,66 @@ const nodeKilledWhileRunning: HostileCase = {
   },
 };
 
+/** A pool of workers, each smaller than the Node half (about 50 MB resident, most of it its executable's pages). */
+const WORKERS = 3;
+const WORKER_MIB = 30;
+/** Room for the workers, the launcher and the shell (about 91 MiB), but not for the Node half's own 10 MiB too. */
+const POOL_LIMIT_MIB = 97;
+
+const oomTakesNode: HostileCase = {
+  name: 'the out-of-memory killer takes the Node half',
+  about:
+    `classic mode in a memory cgroup (v1) of ${POOL_LIMIT_MIB} MiB, no swap; the job is ${WORKERS} workers of ${WORKER_MIB} MiB, ` +
+    "each smaller than the Node half, so the cgroup's out-of-memory killer takes the Node half; then the job exits 3: " +
+    "exit 3, the quit acknowledged (the launcher's own), and one line names the out-of-memory killer",
+  tries: { short: 2, long: 10 },
+  async run(i) {
+    const pid1 = i % 2 === 1;
+    const sent = `${WORKERS} workers of ${WORKER_MIB} MiB in ${POOL_LIMIT_MIB} MiB, ${where(pid1)}`;
+    const group = cgroup('memory', { 'memory.limit_in_bytes': String(POOL_LIMIT_MIB * 2 ** 20) });
+    if (group === undefined) return { sent, ok: false, got: 'no memory cgroup (v1) could be made here' };
+    try {
+      return await withScratch((scratch) =>
+        withStandIn({}, async (sidecar) => {
+          const go = join(scratch, 'go');
+          const job = `echo ready; for i in ${'x '.repeat(WORKERS)}; do "$0" hold ${WORKER_MIB} "$1" & done; wait; exit 3`;
+          const oomBefore = oomKills();
+          const spawned = spawnHow([...group.prefix, ...pid1Argv(pid1, [WRAPPER, ...CLASSIC, '--', '/bin/sh', '-c', job, helper(), go])], {
+            timeoutMs: 20_000,
+          });
+          const launcher = await target(spawned, pid1);
+          const problems: string[] = [];
+          await spawned.line(/^ready$/);
+          const until = performance.now() + 10_000;
+          while (nodeHalf(launcher) !== undefined && performance.now() < until && spawned.helperProcess.exitCode === null) await wait(10);
+          if (nodeHalf(launcher) !== undefined) problems.push('the Node half still runs');
+          writeFileSync(go, '');
+          const status = await spawned.status;
+          // Not judged: the kernel may take a worker too, before the Node half's memory is back (the job's
+          // code is then still its own: this one's `wait` ignores how its workers ended).
+          const released = status.stdout.split('\n').filter((line) => line === 'released').length;
+          const kills = oomKills() - oomBefore;
+          const blamed = blamesOom(status.stderr);
+          return {
+            sent,
+            ok: problems.length === 0 && status.code === 3 && acknowledged(sidecar) >= 1 && kills >= 1 && blamed.length === 1,
+            got: joinGot([
+              describeStatus(status),
+              ...problems,
+              `${released} of ${WORKERS} workers finished`,
+              `${acknowledged(sidecar)} quit(s) acknowledged`,
+              `${kills} out-of-memory kill(s)`,
+              blamed.length === 1 ? 'the line names the out-of-memory killer' : `${blamed.length} line(s) name the out-of-memory killer`,
+            ]),
+          };
+        }),
+      );
+    } finally {
+      group.remove();
+    }
+  },
+};
+
 const nodeKilledDuringQuit: HostileCase = {
   name: 'the Node half killed during the quit',
   about:
@@ -1601,6 +1661,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   tostop,
   broadcastAsPid1,
   nodeKilledWhileRunning,
+  oomTakesNode,
   nodeKilledDuringQuit,
   closedStdio,
   softLimits,
