@@ -144,17 +144,18 @@ static struct {
     int code; /* its exit code once ended: 128 + N for a death by signal N */
 } command;
 
-/* A standard signal that one process sends again while the last instance it sent is still on its way through the
- * wrapper (relayed, not yet passed on to the command) counts as that one, for up to this long. coreutils timeout,
- * for one, signals its child and then its own group, the launcher in both: a command it had started itself would
- * have had the two pending at once, which the kernel merges. */
+/* A standard signal that one process sends again before the last instance it sent has reached the command (still
+ * on its way through the wrapper, or already pending here when the wrapper passed that one on) counts as that one,
+ * for up to this long. coreutils timeout, for one, signals its child and then its own group, the launcher in both:
+ * a command it had started itself would have had the two pending at once, which the kernel merges. */
 #define SAME_SENDER_MERGE_MS 100
 
-/* The last instance of each standard signal relayed: who sent it, when, and whether the wrapper has passed it on. */
+/* The last instance of each standard signal relayed: who sent it, when, and whether it has reached the command. */
 static struct {
     pid_t sender[FIRST_QUEUED];
     long long at_ms[FIRST_QUEUED];
-    int on_its_way[FIRST_QUEUED];
+    int on_its_way[FIRST_QUEUED];    /* relayed, not yet passed on by the wrapper */
+    int pending_behind[FIRST_QUEUED]; /* another instance was pending here when it was passed on */
 } relayed;
 
 /* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
@@ -624,18 +625,28 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
     return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
 }
 
-/* Whether this repeats an instance still on its way (SAME_SENDER_MERGE_MS); notes it as on its way if not. */
+/* Whether this repeats an instance that had not reached the command when it was sent (SAME_SENDER_MERGE_MS). */
 static int repeats_last(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     /* Only what the wrapper passes on: before the command runs, after it ended, or unforwarded, it passes none. */
     if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER || !command.running || !IS_FORWARDED(signo)) return 0;
     long long now = now_ms();
-    if (relayed.on_its_way[signo] && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
+    int before_it_arrived = relayed.on_its_way[signo] || relayed.pending_behind[signo];
+    relayed.pending_behind[signo] = 0;
+    if (before_it_arrived && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
         return 1;
     relayed.sender[signo] = (pid_t)info->ssi_pid;
     relayed.at_ms[signo] = now;
     relayed.on_its_way[signo] = 1;
     return 0;
+}
+
+/* The wrapper passes signal SIGNO on to the command: an instance pending here now was sent before it arrived. */
+static void passed_on(int signo) {
+    if (signo < 1 || signo >= FIRST_QUEUED || !relayed.on_its_way[signo]) return;
+    relayed.on_its_way[signo] = 0;
+    sigset_t pending;
+    relayed.pending_behind[signo] = sigpending(&pending) == 0 && sigismember(&pending, signo);
 }
 
 static void relay_signal(const struct signalfd_siginfo *info) {
@@ -804,10 +815,10 @@ static void handle_wrapper_line(char *line) {
         run_command(strtol(rest, NULL, 10));
     } else if (strcmp(verb, FROM_WRAPPER_KILL) == 0) {
         long signo = strtol(rest, NULL, 10);
-        if (signo >= 1 && signo < FIRST_QUEUED) relayed.on_its_way[signo] = 0;
         if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
             say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
         }
+        passed_on((int)signo);
     } else if (strcmp(verb, FROM_WRAPPER_HELLO) == 0) {
         wrapper.said_hello = 1;
         if (!command.ended) wrapper.deadline = 0;

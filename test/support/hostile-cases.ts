@@ -1461,6 +1461,12 @@ interface GroupSend {
   readonly signal: 'SIGTERM' | 'SIGINT';
   /** What sends the group signal, given the pid the helper started and the running job. */
   send(started: number, spawned: Spawned): Promise<string | undefined>;
+  /**
+   * How many deliveries the command alone could get, when more than one: coreutils timeout sends twice (its
+   * child, then its group), and when it is preempted in between for longer than the first takes to reach the
+   * command, the command gets both, with the wrapper as without it.
+   */
+  readonly upTo?: number;
 }
 
 const GROUP_SENDS: readonly GroupSend[] = [
@@ -1481,6 +1487,7 @@ const GROUP_SENDS: readonly GroupSend[] = [
       sent: `coreutils timeout passing ${signal.slice(3)} on to its child and its group`,
       prefix: ['timeout', '60'],
       signal,
+      upTo: 2,
       send: async (started, spawned) => {
         process.kill(started, signal);
         const until = performance.now() + 5_000;
@@ -1501,7 +1508,8 @@ const groupSignals: HostileCase = {
   name: 'group signals reach the command once',
   about:
     'the command (the C helper, taking signals from a signalfd) sends TERM to its own process group (`kill 0`, `kill -TERM -- -$$`), or coreutils timeout passes ' +
-    'a TERM or INT on to the wrapper and to its group; a PWR to the wrapper as a barrier: the command gets the signal exactly once, ' +
+    'a TERM or INT on to the wrapper and to its group; a PWR to the wrapper as a barrier: the command gets the signal exactly once ' +
+    '(from timeout twice only if it was preempted between its two sends, as the command alone would), ' +
     'its own kill succeeds, and it exits 3 when told',
   tries: { short: GROUP_SENDS.length, long: GROUP_SENDS.length * 10 },
   async run(i) {
@@ -1522,10 +1530,11 @@ const groupSignals: HostileCase = {
     const count = reportedCount(spawned.stdout(), how.signal);
     spawned.helperProcess.stdin?.end('exit 3\n');
     const status = await spawned.status;
+    const preempted = count > 1 && count <= (how.upTo ?? 1) ? ' (timeout preempted between its sends)' : '';
     return {
       sent: how.sent,
-      ok: problems.length === 0 && count === 1 && status.code === 3,
-      got: joinGot([describeStatus(status), ...problems, `the command got ${how.signal.slice(3)} ${count} time(s)`]),
+      ok: problems.length === 0 && count >= 1 && count <= (how.upTo ?? 1) && status.code === 3,
+      got: joinGot([describeStatus(status), ...problems, `the command got ${how.signal.slice(3)} ${count} time(s)${preempted}`]),
     };
   },
 };
