@@ -67,7 +67,8 @@ test('TERM from two processes, or from one again once the first reached the comm
   const fromTwo = await termsAfter(async (pid, running) => {
     process.kill(pid, 'SIGTERM');
     await running.line(/^signal SIGTERM$/, 'stdout');
-    execFileSync('kill', ['-TERM', String(pid)]);
+    // Another process: a shell's own kill (no kill(1) in a minimal image).
+    execFileSync('/bin/sh', ['-c', 'kill -TERM "$1"', 'sh', String(pid)]);
   });
   assert.equal(fromTwo, 2);
   const apart = await termsAfter(async (pid, running) => {
