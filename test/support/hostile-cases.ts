@@ -1055,6 +1055,22 @@ function jobControlCase(name: string, about: string, controls: readonly Control[
   };
 }
 
+/** What runs under the shell and in which state, with the terminal's last line: what a failed Ctrl-Z left. */
+function jobSnapshot(shell: Shell): string {
+  const states = tree(shell.pid)
+    .slice(1)
+    .map((pid) => {
+      try {
+        return `${readFileSync(`/proc/${pid}/comm`, 'utf8').trim()} ${processState(pid) ?? '?'}`;
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((state) => state !== undefined);
+  const last = shell.screen().trimEnd().split('\n').at(-1) ?? '';
+  return `(under the shell: ${states.join(', ') || 'nothing'}; last line ${JSON.stringify(last.slice(0, 60))})`;
+}
+
 /** `sh -c SCRIPT` through the wrapper, as typed at the shell (the wrapper as a shell word). */
 const typedJob = (script: string): string => `${WRAPPER} --sidecar none -- /bin/sh -c '${script}'`;
 
@@ -1096,7 +1112,7 @@ const ctrlZ: HostileCase = jobControlCase(
         if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         shell.keys(['C-z']);
         const problems: string[] = [];
-        if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
+        if (!(await shell.shows(/Stopped/))) problems.push(`Ctrl-Z: no "Stopped" from the shell ${jobSnapshot(shell)}`);
         if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
         const state = commandState(shell, 'echo job-');
         if (state !== 'T') problems.push(`Ctrl-Z: the command is ${state ?? 'gone'}, not stopped`);
@@ -1117,7 +1133,7 @@ const ctrlZ: HostileCase = jobControlCase(
         if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         shell.keys(['C-z']);
         const problems: string[] = [];
-        if (!(await shell.shows(/Stopped/))) problems.push('Ctrl-Z: no "Stopped" from the shell');
+        if (!(await shell.shows(/Stopped/))) problems.push(`Ctrl-Z: no "Stopped" from the shell ${jobSnapshot(shell)}`);
         if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
         shell.line('bg');
         writeFileSync(go, '');
