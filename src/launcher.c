@@ -148,7 +148,7 @@ static struct {
  * on its way through the wrapper, or already pending here when the wrapper passed that one on) counts as that one,
  * for up to this long. coreutils timeout, for one, signals its child and then its own group, the launcher in both:
  * a command it had started itself would have had the two pending at once, which the kernel merges. */
-#define SAME_SENDER_MERGE_MS 100
+#define SAME_SENDER_MERGE_MS 1000
 
 /* The last instance of each standard signal relayed: who sent it, when, and whether it has reached the command. */
 static struct {
@@ -641,7 +641,7 @@ static int repeats_last(const struct signalfd_siginfo *info) {
     return 0;
 }
 
-/* The wrapper passes signal SIGNO on to the command: an instance pending here now was sent before it arrived. */
+/* The wrapper is passing signal SIGNO on to the command: an instance pending here now was sent before it arrives. */
 static void passed_on(int signo) {
     if (signo < 1 || signo >= FIRST_QUEUED || !relayed.on_its_way[signo]) return;
     relayed.on_its_way[signo] = 0;
@@ -815,10 +815,11 @@ static void handle_wrapper_line(char *line) {
         run_command(strtol(rest, NULL, 10));
     } else if (strcmp(verb, FROM_WRAPPER_KILL) == 0) {
         long signo = strtol(rest, NULL, 10);
+        /* Before the kill: once it is sent, the command may run and its answer bring a new instance here. */
+        passed_on((int)signo);
         if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
             say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
         }
-        passed_on((int)signo);
     } else if (strcmp(verb, FROM_WRAPPER_HELLO) == 0) {
         wrapper.said_hello = 1;
         if (!command.ended) wrapper.deadline = 0;
