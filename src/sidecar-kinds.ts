@@ -37,6 +37,8 @@ export interface SidecarKind {
   readonly gaveUpHint?: string;
   /** How its injector marks a pod: read from the pod's annotations, when it leaves any. */
   readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
+  /** How a pod template shows it, for --check and --inject (src/manifest/pod.ts reads these). */
+  readonly template: TemplateMarkers;
   /** The README's table, beside what the listeners and paths say. */
   readonly docs: {
     /** Said after the readiness URL, or instead of it when there is none. */
@@ -46,6 +48,39 @@ export interface SidecarKind {
     /** How the sidecar's own project wants it set up for a Job. */
     readonly forJobs: string;
   };
+}
+
+/** The values an injector reads as yes, lower-cased; any other non-empty value is no. */
+type Truth = readonly string[];
+/** Istio's own (pkg/kube/inject/webhook.go, YAML 1.1's booleans) and Dapr's IsTruthy. */
+const ISTIO_TRUE: Truth = ['y', 'yes', 'true', 'on'];
+const DAPR_TRUE: Truth = ['y', 'yes', 'true', 't', 'on', '1'];
+/** Go's strconv.ParseBool, which consul-k8s and vault-k8s read their annotations with. */
+const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
+
+/**
+ * How a pod template shows a sidecar of this kind before any injector ran: the labels and annotations its
+ * injector reads, the annotations that make it native, what switches its quit on, or a declared container.
+ */
+export interface TemplateMarkers {
+  /** Pod-template labels, then annotations, that ask for injection; the first one present decides. */
+  readonly inject?: { readonly labels: readonly string[]; readonly annotations: readonly string[]; readonly truthy: Truth };
+  /** A label whose presence asks for injection by a revision (Istio's istio.io/rev). */
+  readonly revisionLabel?: string;
+  /** An annotation written by the injector itself: the pod is already injected. */
+  readonly injectedAnnotation?: string;
+  /** Annotations whose "true" makes the injected sidecar native; "false" keeps it classic. */
+  readonly native?: readonly string[];
+  /** An annotation whose true value means the injector adds only an init container, no sidecar. */
+  readonly initOnly?: string;
+  /** What switches the quit endpoint on: always, an annotation with its values, or a flag of the declared container. */
+  readonly quitSwitch: 'always' | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean } | { readonly flag: string };
+  /** Where the pod moves the quit listener's port: an annotation, or a flag of the declared container. */
+  readonly quitPort?: { readonly annotation: string } | { readonly flag: string };
+  /** A container the user declares: its image's repository name or its program name. */
+  readonly container?: { readonly images: readonly string[]; readonly programs: readonly string[] };
+  /** Programs of an older release that has no quit endpoint at all (the Cloud SQL proxy's v1). */
+  readonly noQuitPrograms?: readonly string[];
 }
 
 /** The pod's annotations as a kind's rule reads them. */
@@ -76,6 +111,16 @@ const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
 const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'config.linkerd.io'].map(
   (prefix) => `${prefix}/proxy-enable-native-sidecar`,
 );
+const LINKERD_SHUTDOWN = 'config.linkerd.io/proxy-admin-shutdown';
+const VAULT_STATUS = 'vault.hashicorp.com/agent-inject-status';
+const VAULT_PRE_POPULATE_ONLY = 'vault.hashicorp.com/agent-pre-populate-only';
+const VAULT_ENABLE_QUIT = 'vault.hashicorp.com/agent-enable-quit';
+const VAULT_PORT = 'vault.hashicorp.com/agent-cache-listener-port';
+const DAPR_ENABLED = 'dapr.io/enabled';
+const DAPR_PORT = 'dapr.io/http-port';
+const CONSUL_STATUS = 'consul.hashicorp.com/connect-inject-status';
+const CONSUL_LIFECYCLE = 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle';
+const CONSUL_GRACEFUL = 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful';
 
 /** A path from an annotation, with the leading slash it may lack; blank: none. */
 const absolutePath = (raw: string | undefined): string | undefined =>
@@ -90,12 +135,19 @@ const AUTH_PROXY = {
   ready: { listener: 0, path: '/startup' },
   quit: { listener: 1, path: '/quitquitquit' },
   enableQuit: 'the proxy flag --quitquitquit',
-  docs: 'the admin port refuses (no `--quitquitquit`)',
 } as const;
 
 export const SIDECAR_KINDS = [
   {
     name: 'istio',
+    template: {
+      inject: { labels: ['sidecar.istio.io/inject'], annotations: ['sidecar.istio.io/inject'], truthy: ISTIO_TRUE },
+      revisionLabel: 'istio.io/rev',
+      injectedAnnotation: 'sidecar.istio.io/status',
+      native: ['sidecar.istio.io/nativeSidecar'],
+      quitSwitch: 'always',
+      quitPort: { annotation: 'status.sidecar.istio.io/port' },
+    },
     label: 'proxy',
     listeners: [
       { name: 'health', port: 15021 },
@@ -116,6 +168,12 @@ export const SIDECAR_KINDS = [
   },
   {
     name: 'linkerd',
+    template: {
+      inject: { labels: [], annotations: ['linkerd.io/inject'], truthy: ['enabled', 'ingress'] },
+      injectedAnnotation: 'linkerd.io/proxy-version',
+      native: LINKERD_NATIVE,
+      quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
+    },
     label: 'linkerd-proxy',
     listeners: [{ name: 'admin', port: 4191 }],
     ready: { listener: 0, path: '/ready' },
@@ -130,7 +188,7 @@ export const SIDECAR_KINDS = [
       if (pod.get('linkerd.io/proxy-version') === undefined) return undefined;
       const native = LINKERD_NATIVE.find((key) => pod.is(key, 'true'));
       if (native !== undefined) return note('info', `linkerd-proxy is a native sidecar (${native}: "true"): leaving it to Kubernetes`);
-      if (pod.is('config.linkerd.io/proxy-admin-shutdown', 'enabled')) return { kind: 'sidecar' };
+      if (pod.is(LINKERD_SHUTDOWN, 'enabled')) return { kind: 'sidecar' };
       return note(
         'warn',
         'the pod has a linkerd-proxy whose shutdown endpoint is not enabled: the pod will not complete after the job. ' +
@@ -146,6 +204,12 @@ export const SIDECAR_KINDS = [
   },
   {
     name: 'cloud-sql-proxy',
+    template: {
+      quitSwitch: { flag: '--quitquitquit' },
+      quitPort: { flag: '--admin-port' },
+      container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
+      noQuitPrograms: ['cloud_sql_proxy'],
+    },
     label: 'cloud-sql-proxy',
     ...AUTH_PROXY,
     readyHint: 'the Cloud SQL proxy answers /startup only with --health-check',
@@ -158,6 +222,11 @@ export const SIDECAR_KINDS = [
   },
   {
     name: 'alloydb-auth-proxy',
+    template: {
+      quitSwitch: { flag: '--quitquitquit' },
+      quitPort: { flag: '--admin-port' },
+      container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },
+    },
     label: 'alloydb-auth-proxy',
     ...AUTH_PROXY,
     readyHint: 'the AlloyDB proxy answers /startup only with --health-check',
@@ -170,18 +239,25 @@ export const SIDECAR_KINDS = [
   },
   {
     name: 'vault-agent',
+    template: {
+      inject: { labels: [], annotations: ['vault.hashicorp.com/agent-inject'], truthy: PARSE_BOOL_TRUE },
+      injectedAnnotation: VAULT_STATUS,
+      initOnly: VAULT_PRE_POPULATE_ONLY,
+      quitSwitch: { annotation: VAULT_ENABLE_QUIT, truthy: PARSE_BOOL_TRUE, byDefault: false },
+      quitPort: { annotation: VAULT_PORT },
+    },
     label: 'vault-agent',
     listeners: [{ name: 'agent', port: 8200 }],
     quit: { listener: 0, path: '/agent/v1/quit' },
     notEnabled: (attempt) => answered(attempt, 404, /.*/s),
     enableQuit: 'pod annotation vault.hashicorp.com/agent-enable-quit: "true"',
     fromAnnotations: (pod) => {
-      if (!pod.is('vault.hashicorp.com/agent-inject-status', 'injected')) return undefined;
-      if (pod.is('vault.hashicorp.com/agent-pre-populate-only', 'true')) {
+      if (!pod.is(VAULT_STATUS, 'injected')) return undefined;
+      if (pod.is(VAULT_PRE_POPULATE_ONLY, 'true')) {
         return note('debug', 'vault-agent is pre-populate only: no sidecar to stop');
       }
-      if (pod.is('vault.hashicorp.com/agent-enable-quit', 'true')) {
-        return { kind: 'sidecar', portAnnotation: 'vault.hashicorp.com/agent-cache-listener-port' };
+      if (pod.is(VAULT_ENABLE_QUIT, 'true')) {
+        return { kind: 'sidecar', portAnnotation: VAULT_PORT };
       }
       return note(
         'warn',
@@ -198,26 +274,37 @@ export const SIDECAR_KINDS = [
   },
   {
     name: 'dapr',
+    template: {
+      inject: { labels: [], annotations: [DAPR_ENABLED], truthy: DAPR_TRUE },
+      quitSwitch: 'always',
+      quitPort: { annotation: DAPR_PORT },
+    },
     label: 'daprd',
     listeners: [{ name: 'http', port: 3500 }],
     ready: { listener: 0, path: '/v1.0/healthz/outbound' },
     quit: { listener: 0, path: '/v1.0/shutdown' },
     enableQuit: 'always on',
-    fromAnnotations: (pod) => (pod.is('dapr.io/enabled', 'true') ? { kind: 'sidecar', portAnnotation: 'dapr.io/http-port' } : undefined),
+    fromAnnotations: (pod) => (pod.is(DAPR_ENABLED, 'true') ? { kind: 'sidecar', portAnnotation: DAPR_PORT } : undefined),
     docs: { notEnabled: '(always on)', forJobs: 'POST `/v1.0/shutdown` when the job is done' },
   },
   {
     name: 'consul-dataplane',
+    template: {
+      inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], truthy: PARSE_BOOL_TRUE },
+      injectedAnnotation: CONSUL_STATUS,
+      quitSwitch: { annotation: CONSUL_LIFECYCLE, truthy: PARSE_BOOL_TRUE, byDefault: true },
+      quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
+    },
     label: 'consul-dataplane',
     listeners: [{ name: 'lifecycle', port: 20600 }],
     ready: { listener: 0, path: '/graceful_startup' },
     quit: { listener: 0, path: '/graceful_shutdown' },
     enableQuit: 'pod annotation consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "true" (the default)',
     fromAnnotations: (pod) => {
-      if (!pod.is('consul.hashicorp.com/connect-inject-status', 'injected')) return undefined;
-      const lifecycle = 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle';
+      if (!pod.is(CONSUL_STATUS, 'injected')) return undefined;
+      const lifecycle = CONSUL_LIFECYCLE;
       if (pod.is(lifecycle, 'false')) return note('info', `consul-dataplane has ${lifecycle}: "false": leaving it alone`);
-      const prefix = 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful';
+      const prefix = CONSUL_GRACEFUL;
       const ready = absolutePath(pod.get(`${prefix}-startup-path`));
       const quit = absolutePath(pod.get(`${prefix}-shutdown-path`));
       return {
@@ -252,6 +339,7 @@ export const GENERIC_KIND: SidecarKind = {
   listeners: [],
   quit: { listener: 0, path: '/' },
   enableQuit: 'its own configuration',
+  template: { quitSwitch: 'always' },
   docs: { notEnabled: '', forJobs: '' },
 };
 

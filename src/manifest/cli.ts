@@ -9,6 +9,7 @@ import { PROGRAM } from '../self.ts';
 import { inject } from './inject.ts';
 import { check, RULES } from './rules.ts';
 import { PLUGIN_NAME } from './select.ts';
+import { loadShellParser } from './shell.ts';
 import { parseSource, type Source } from './source.ts';
 
 export interface ManifestIo {
@@ -29,7 +30,7 @@ type Request =
   | { readonly kind: 'error'; readonly message: string };
 
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
-export function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): number {
+export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
   const plugin = invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME;
   const request = plugin ? parsePlugin(argv) : parseFlags(argv);
   if (request.kind === 'help') {
@@ -40,6 +41,7 @@ export function runManifest(argv: readonly string[], invokedAs: string, version:
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
   }
+  await loadShellParser();
   if (request.kind === 'check') return runCheck(request.files, io);
   return runInject(request, `${PROGRAM}:${version}`, io);
 }

@@ -10,7 +10,7 @@ import { isManifestInvocation, PLUGIN_NAME } from './select.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 /** Runs the command NAME with the process's arguments; sets the exit code. */
-export function main(name: string): void {
+export async function main(name: string): Promise<void> {
   const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
   const argv = process.argv.slice(2);
   const io = manifestIo();
@@ -18,7 +18,7 @@ export function main(name: string): void {
     io.stdout(`istio-job-run ${version}\n`);
     process.exitCode = 0;
   } else if (name === PLUGIN_NAME || isManifestInvocation(argv, name) || argv.includes('--help') || argv.includes('-h')) {
-    process.exitCode = runManifest(argv, name, version, io);
+    process.exitCode = await runManifest(argv, name, version, io);
   } else {
     io.stderr(
       'this is the npm package, which has the manifest tools only (--check FILE, --inject FILE; see --help): ' +

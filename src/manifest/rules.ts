@@ -1,45 +1,19 @@
-// --check: the recipes for a Job behind a classic Istio sidecar that cannot work, told from the manifest alone.
-// Each rule has an id that CI configurations grep for, and a level: an error is a pod that hangs or a Job that
-// reports the wrong outcome; a warning is a recipe that works only sometimes. The facts behind each message are
-// Istio's and Kubernetes' own (docs/HOW-IT-WORKS.md, "What does not work, and why").
+// --check: the recipes for a Job behind a classic sidecar that cannot work, told from the manifest alone. One
+// row per rule: its id (stable: CI configurations grep for it), its level, what it finds, and its check. An
+// error is a pod that hangs or a Job that reports the wrong outcome; a warning is a recipe that works only
+// sometimes. The facts behind each message are the sidecars' own (src/sidecar-kinds.ts; docs/HOW-IT-WORKS.md,
+// "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
-import { type Node, isMap, type Pair, type YAMLMap } from 'yaml';
+import { type Node, parse as parseYaml, type Pair } from 'yaml';
 import { PROXY_CONTAINER } from '../mode.ts';
 import { OPTIONS } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
-import { kindNamed } from '../sidecar-kinds.ts';
-import { entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from './source.ts';
-import {
-  argv,
-  containerStrings,
-  INJECT_KEY,
-  jobContainers,
-  prospect,
-  QUIT_PATH,
-  quitsItself,
-  runsWrapper,
-  type Workload,
-  workloads,
-} from './workloads.ts';
-
-/** Each rule's level and what it finds, in a few words (docs/MANIFESTS.md's table of rules is written from these). */
-export const RULES = {
-  'prestop-quit': { level: 'error', finds: 'a preStop hook that quits the proxy: it runs only when the pod is stopped' },
-  'misplaced-annotation': { level: 'error', finds: "an Istio annotation or label on the Job's own metadata, not the pod's" },
-  'exit-on-job-completion': { level: 'error', finds: 'exitOnJobCompletion, which is no Istio setting' },
-  'exit-code-lost': { level: 'error', finds: "a script that ends with the quit, so the Job gets the quit's exit code" },
-  'proxy-command-override': { level: 'error', finds: `an ${PROXY_CONTAINER} container that replaces the injected proxy's command` },
-  'onfailure-quit-always': { level: 'error', finds: 'restartPolicy OnFailure with --quit always: the retry has no proxy' },
-  /** An error when the pod template asks for injection, a warning when it may come from the namespace. */
-  unwrapped: { level: 'error|warning', finds: 'a pod that gets a classic sidecar and that nothing stops' },
-  'quit-admin-port': { level: 'warning', finds: "a quit sent to Envoy's own admin port, not to pilot-agent" },
-  'shell-quit': { level: 'warning', finds: 'a curl to quitquitquit: no wait for readiness, no retry' },
-  'pod-failure-policy-container': { level: 'warning', finds: "a podFailurePolicy that the sidecar's exit codes can trip" },
-  'exit-on-zero-connections': { level: 'warning', finds: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS: nothing sends the proxy its TERM' },
-} as const satisfies Record<string, { level: Level | 'error|warning'; finds: string }>;
+import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
+import { argvOf, type Aimed, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from './pod.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from './source.ts';
+import { workloads } from './workloads.ts';
 
 type Level = 'error' | 'warning';
-export type RuleId = keyof typeof RULES;
 
 export interface Finding {
   readonly line: number;
@@ -48,267 +22,560 @@ export interface Finding {
   readonly message: string;
 }
 
+/** What a check reads: the file, and each of its pods. */
+export interface Subject {
+  readonly source: Source;
+  readonly pods: readonly Pod[];
+}
+
+/** A finding at a line (a node's, a pair's key's, or a number). */
+type Report = (at: Node | Pair | number | null | undefined, message: string) => void;
+
+interface Rule {
+  readonly id: string;
+  readonly level: Level;
+  /** What it finds, in a few words (the table of rules in docs/MANIFESTS.md and --help). */
+  readonly finds: string;
+  readonly check: (subject: Subject, report: Report) => void;
+}
+
 /** What to run instead, said by most rules. */
-const WRAP = 'run the job\'s command under istio-job-run ("istio-job-run --inject FILE" rewrites the manifest)';
-const ISTIO = kindNamed('istio');
-/** pilot-agent's port for /quitquitquit. */
-const STATUS_PORT = ISTIO.listeners[ISTIO.quit.listener]?.port ?? 0;
-/** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
-const ENVOY_ADMIN_PORT = 15000;
+const WRAP = `run the job's command under ${PROGRAM} ("${PROGRAM} --inject FILE" rewrites the manifest)`;
 const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
 const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
 /** The Istio keys that only a pod's metadata is read for. */
 const ISTIO_KEY = /(^|\.)istio\.io\//;
+const STATUS_PORT = ISTIO.listeners[ISTIO.quit.listener]?.port ?? 0;
 
-/** Every finding of one parsed file, in the order of its lines. */
-export function check(source: Source): Finding[] {
-  const findings: Finding[] = [];
-  const add: Add = (node, rule, message, level) => {
-    const fixed = RULES[rule].level;
-    findings.push({ line: lineOf(source, node), level: level ?? (fixed === 'error|warning' ? 'error' : fixed), rule, message });
-  };
-  for (const document of source.documents) {
-    for (const { value, node } of scalars(document.contents)) {
-      if (EXIT_ON_JOB_COMPLETION.test(value)) {
-        add(
-          node,
-          'exit-on-job-completion',
-          `exitOnJobCompletion is no Istio setting (unknown proxy config keys are dropped silently): remove it and ${WRAP}`,
-        );
+const ROWS = [
+  {
+    id: 'prestop-quit',
+    level: 'error',
+    finds: 'a preStop hook that quits a sidecar: it runs only when the pod is being stopped',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          const preStop = pairOf(get(container.node, 'lifecycle'), 'preStop');
+          if (quitPath(preStop?.value)) {
+            report(preStop, `container ${container.name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`);
+          }
+        }
+        for (const { key, pair, value } of yamlAnnotations(pod)) {
+          if (scalarsUnder(value, 'preStop').some((string) => quitPathIn(string))) {
+            report(pair, `${key} declares a preStop hook that quits the sidecar, which runs only when the pod is being stopped: remove it and ${WRAP}`);
+          }
+        }
       }
-    }
-  }
-  for (const workload of workloads(source)) checkWorkload(workload, add);
-  return findings.sort((a, b) => a.line - b.line);
-}
-
-/** A finding at a node, or at a pair's key (a block collection's own line is its key's). */
-type Add = (node: Node | Pair | null | undefined, rule: RuleId, message: string, level?: Level) => void;
-
-function checkWorkload(workload: Workload, add: Add): void {
-  const { kind, podSpec } = workload;
-  misplaced(workload, add);
-  const containers = [...items(get(podSpec, 'initContainers')), ...items(get(podSpec, 'containers'))].filter(isMap) as YAMLMap[];
-  for (const container of containers) {
-    const name = text(get(container, 'name')) ?? '(unnamed)';
-    if (name === PROXY_CONTAINER) {
-      for (const key of ['command', 'args']) {
-        const node = pairOf(container, key);
-        if (node !== undefined) {
-          add(
-            node,
-            'proxy-command-override',
-            `the ${PROXY_CONTAINER} container declared here sets ${key}, which replaces the injected proxy's own: ` +
-              `remove ${key} from it (declare only what the injected container should change)`,
+    },
+  },
+  {
+    id: 'misplaced-annotation',
+    level: 'error',
+    finds: "a sidecar's injection annotation or label on the Job's own metadata, not the pod template's",
+    check: ({ pods }, report) => {
+      for (const pod of pods) misplaced(pod, report);
+    },
+  },
+  {
+    id: 'exit-on-job-completion',
+    level: 'error',
+    finds: 'exitOnJobCompletion, which is no Istio setting',
+    check: ({ source }, report) => {
+      const message = `exitOnJobCompletion is no Istio setting (unknown proxy config keys are dropped silently): remove it and ${WRAP}`;
+      for (const document of source.documents) {
+        for (const { value, node } of scalars(document.contents)) if (EXIT_ON_JOB_COMPLETION.test(value)) report(node, message);
+      }
+    },
+  },
+  {
+    id: 'exit-code-lost',
+    level: 'error',
+    finds: "a script whose status after the job failed is the quit's (or an exit 0's): a failed Job is reported as a success",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const lost = container.script?.facts.statusLostAt;
+          if (lost === undefined || !container.aimed.some((aimed) => aimed.what === 'quit')) continue;
+          const line = scriptLine(container, lost.place.row, lost.place.column);
+          const quitHere = container.aimed.some((aimed) => aimed.what === 'quit' && aimed.line === line);
+          if (lost.why === 'request' && !quitHere) continue;
+          report(
+            line,
+            `container ${container.name}: ${lost.why === 'exit' ? 'the trap that quits the sidecar ends the script with exit 0' : 'after a failed command the script goes on to this quit'}, ` +
+              `so the container exits with ${lost.why === 'exit' ? '0' : "the quit's status"}, not the job's, and a failed job is reported as a success: ` +
+              `keep the job's status (rc=$? before the quit, exit $rc after it), or ${WRAP}, which exits with the job's code`,
           );
         }
       }
-    }
-    const preStop = pairOf(get(container, 'lifecycle'), 'preStop');
-    if ([...scalars(preStop?.value)].some(({ value }) => value.includes(QUIT_PATH))) {
-      add(
-        preStop,
-        'prestop-quit',
-        `container ${name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`,
-      );
-    }
-    const adminPort = (): string =>
-      `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running: ` +
-      `quit pilot-agent on ${STATUS_PORT} instead (istio-job-run's default)`;
-    for (const { value, node } of containerStrings(container)) {
-      if (value.includes(QUIT_PATH) && new RegExp(`:${ENVOY_ADMIN_PORT}\\b`).test(value)) add(node, 'quit-admin-port', adminPort());
-      if (value.includes(EXIT_ON_ZERO)) add(node, 'exit-on-zero-connections', zeroConnections());
-    }
-    for (const hook of ['preStop', 'postStart']) {
-      const httpGet = getIn(container, ['lifecycle', hook, 'httpGet']);
-      const port = pairOf(httpGet, 'port');
-      if (text(get(httpGet, 'path'))?.includes(QUIT_PATH) && text(port?.value) === String(ENVOY_ADMIN_PORT))
-        add(port, 'quit-admin-port', adminPort());
-    }
-    if (name !== PROXY_CONTAINER) shellQuit(container, name, add);
-  }
-  for (const [key, value, pair] of annotationsOf(workload.template)) {
-    if (key === 'proxy.istio.io/config' && text(value)?.includes(EXIT_ON_ZERO))
-      add(pair.value, 'exit-on-zero-connections', zeroConnections());
-  }
-
-  const restartPolicy = workload.restartPolicy;
-  if (restartPolicy === 'OnFailure') {
-    for (const container of jobContainers(workload)) {
-      const policy = quitPolicy(container);
-      if (policy === 'always') {
-        add(
-          pairOf(container, 'command') ?? container,
-          'onfailure-quit-always',
-          `container ${text(get(container, 'name')) ?? '(unnamed)'}: restartPolicy OnFailure restarts the job in the same pod, ` +
-            'but istio-job-run quits the proxy after a failure too (--quit always), so the retry runs without it: ' +
-            'add --quit on-success (or set restartPolicy: Never)',
+    },
+  },
+  {
+    id: 'quit-skipped-on-failure',
+    level: 'error',
+    finds: 'under restartPolicy Never, a quit that does not run when the job fails (after &&, under set -e): the pod hangs then',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        if (pod.workload.restartPolicy !== 'Never') continue;
+        for (const container of pod.jobs) {
+          const quits = quitsOf(container).filter((quit) => !wrongWrapper(container, quit.line));
+          if (quits.length === 0 || quits.some((quit) => quit.runs.onFailure || quit.runs.conditional)) continue;
+          const skipped = quits.find((quit) => quit.runs.afterWork && !quit.runs.conditional);
+          if (skipped === undefined) continue;
+          const by = skipped.runs.skippedBy ?? '&&';
+          report(
+            skipped.line,
+            `container ${container.name}: ${by === '&&' ? 'the quit follows &&, so' : by === 'set -e' ? 'under set -e a failing command ends the script before this quit, so' : `${by} ends the script before this quit when a command fails, so`} ` +
+              `when the job fails the ${sidecarNames(pod, skipped.kind)} is never told to quit and the pod never completes: ` +
+              `quit in a trap on EXIT, or ${WRAP}`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'onfailure-quit-always',
+    level: 'error',
+    finds: 'under restartPolicy OnFailure, a quit that runs after a failure too: the retry runs without the sidecar',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        if (pod.workload.restartPolicy !== 'OnFailure') continue;
+        for (const container of pod.jobs) {
+          if (container.wrapper?.program === PROGRAM && quitPolicy(container.node) === 'always') {
+            report(
+              pairOf(container.node, 'command') ?? container.node,
+              `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but ${PROGRAM} quits the sidecar after a failure too (--quit always), ` +
+                'so the retry runs without it: add --quit on-success (or set restartPolicy: Never)',
+            );
+          }
+          const quit = quitsOf(container).find((found) => found.runs.onFailure && !found.runs.conditional && (found.runs.afterWork || found.runs.trap !== undefined));
+          if (quit === undefined) continue;
+          report(
+            quit.line,
+            `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but this quit ${quit.runs.trap === undefined ? 'runs after a failed command too' : `runs in the ${quit.runs.trap} trap, after a failure too`}, ` +
+              `so the retry runs without the ${sidecarNames(pod, quit.kind)}: quit only after success (job && quit, or set -e), set restartPolicy: Never, ` +
+              `or ${PROGRAM} --quit on-success -- the job`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-not-enabled',
+    level: 'error',
+    finds: "a quit of a sidecar whose quit endpoint the pod does not switch on (Linkerd's, Vault Agent's, an auth proxy's)",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const told = new Set<SidecarKind>();
+          for (const quit of quitsOf(container)) {
+            const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+            if (sidecar === undefined || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind)) continue;
+            told.add(sidecar.kind);
+            report(quit.line, `container ${container.name}: ${notEnabled(sidecar)}`);
+          }
+          const stops = container.wrapper?.stops;
+          if (stops === undefined || stops === 'all') continue;
+          for (const sidecar of pod.sidecars) {
+            if (!stops.includes(sidecar.kind.name as never) || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind)) continue;
+            told.add(sidecar.kind);
+            report(pairOf(container.node, 'command') ?? container.node, `container ${container.name}: ${container.wrapper?.program} ${notEnabled(sidecar)}`);
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'wrapped-wrong-command',
+    level: 'error',
+    finds: 'a wrapper (linkerd-await --shutdown, istio-job-run) that runs a command other than the job',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          for (const wrapper of container.scriptWrappers) {
+            if (!wrapper.quits || (wrapper.child !== undefined && !TRIVIAL.has(basename(wrapper.child)))) continue;
+            const skipped = wrapper.runs.skippedBy === '&&';
+            report(
+              wrapper.line,
+              `container ${container.name}: ${wrapper.program} runs ${wrapper.child === undefined ? 'no command' : `"${wrapper.child}"`}, not the job, ` +
+                `so the job ${wrapper.runs.afterWork ? 'ran before the sidecar was ready' : 'is not waited for'}` +
+                `${skipped ? ', and after && the sidecar is never told to quit when the job fails (the pod never completes)' : ''}: ` +
+                `put the job's command after ${wrapper.program}${wrapper.program === 'linkerd-await' ? ' --shutdown --' : ' --'}`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'folded-script',
+    level: 'error',
+    finds: 'a script in a folded block scalar (>), whose lines YAML joins into one command',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          const script = container.script;
+          const line = script?.joined[0];
+          if (script === undefined || line === undefined) continue;
+          const raw = String(script.node.value);
+          const quitText = quitPathIn(raw);
+          report(
+            line,
+            `container ${container.name}: the script is a folded block scalar (>), so YAML joins this line onto the one before and the shell runs them as one command` +
+              `${script.facts.syntaxError === undefined ? '' : ` (which it rejects near "${script.facts.syntaxError.near}")`}` +
+              `${quitText ? ': the quit never runs and the sidecar keeps the pod running' : ''}: write the script as a literal block scalar (|)`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'proxy-command-override',
+    level: 'error',
+    finds: `an ${PROXY_CONTAINER} container that replaces the injected proxy's command`,
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          if (container.name !== PROXY_CONTAINER) continue;
+          for (const key of ['command', 'args']) {
+            const pair = pairOf(container.node, key);
+            if (pair === undefined) continue;
+            report(
+              pair,
+              `the ${PROXY_CONTAINER} container declared here sets ${key}, which replaces the injected proxy's own: ` +
+                `remove ${key} from it (declare only what the injected container should change)`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'unwrapped',
+    level: 'error',
+    finds: 'a pod that gets a classic sidecar that nothing stops',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        const left = unstopped(pod);
+        if (left.length === 0) continue;
+        const job = pod.jobs[0];
+        const at = job === undefined ? pairOf(pod.workload.template, 'spec')?.key : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
+        const { kind, name, templatePath } = pod.workload;
+        const what = left.map((sidecar) => `${sidecar.kind.label} (${sidecar.why})`).join(' and ');
+        const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
+        const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
+        report(
+          at,
+          `${kind} ${name} gets a classic ${what} that nothing tells to quit, so the pod never completes: ` +
+            `${WRAP}${also.length > 0 ? ` with --also ${also.join(',')}` : ''}${fixes.length > 0 ? `, or ${fixes.join('; or ')}` : ''}`,
         );
       }
-    }
-  }
+    },
+  },
+  {
+    id: 'duplicate-key',
+    level: 'warning',
+    finds: 'a key written twice in one map: kubectl keeps the last value',
+    check: ({ source }, report) => {
+      for (const { pair, key, firstLine } of source.duplicates) {
+        report(pair, `${key} is written again (first on line ${firstLine}): kubectl keeps this last value and warns; remove one`);
+      }
+    },
+  },
+  {
+    id: 'native-quit',
+    level: 'warning',
+    finds: 'a quit sent to a sidecar that runs native: kubelet restarts it',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          for (const quit of quitsOf(container)) {
+            const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+            if (sidecar?.form !== 'native') continue;
+            report(
+              quit.line,
+              `container ${container.name}: the ${sidecar.kind.label} runs as a native sidecar (${sidecar.why}), which kubelet stops after the job by itself; ` +
+                'told to quit, it exits and kubelet restarts it, and traffic fails meanwhile: remove the quit',
+            );
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'wait-after-work',
+    level: 'warning',
+    finds: "a wait for the sidecar placed after the job's commands, which ran before it was ready",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const wait = container.aimed.find((aimed) => aimed.what === 'wait' && aimed.request.runs.afterWork && aimed.request.runs.trap === undefined);
+          if (wait === undefined || wrongWrapper(container, wait.line)) continue;
+          report(
+            wait.line,
+            `container ${container.name}: this waits for the ${wait.kind?.label ?? 'sidecar'} after the job's commands, which ran before it was ready ` +
+              `(their connections can fail): wait first, or ${WRAP}`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-admin-port',
+    level: 'warning',
+    finds: "a quit sent to Envoy's own admin port, not to pilot-agent",
+    check: ({ pods }, report) => {
+      const message = (name: string): string =>
+        `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running: ` +
+        `quit pilot-agent on ${STATUS_PORT} instead (${PROGRAM}'s default)`;
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          for (const aimed of container.aimed) if (aimed.envoyAdmin === true) report(aimed.line, message(container.name));
+          if (container.script === undefined && argvOf(container.node).words.some((word) => word.includes(`:${ENVOY_ADMIN_PORT}${ISTIO.quit.path}`)))
+            report(pairOf(container.node, 'args') ?? pairOf(container.node, 'command'), message(container.name));
+          for (const hook of ['preStop', 'postStart']) {
+            const httpGet = getIn(container.node, ['lifecycle', hook, 'httpGet']);
+            const port = pairOf(httpGet, 'port');
+            if (text(get(httpGet, 'path'))?.includes(ISTIO.quit.path.slice(1)) && text(port?.value) === String(ENVOY_ADMIN_PORT)) report(port, message(container.name));
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'shell-syntax',
+    level: 'warning',
+    finds: "a script the shell would reject: it fails at once, and its other checks were skipped",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          const error = container.script?.facts.syntaxError;
+          if (error === undefined || (container.script?.joined.length ?? 0) > 0) continue;
+          report(
+            scriptLine(container, error.place.row, error.place.column),
+            `container ${container.name}: the shell rejects this script near "${error.near}", so the container fails at once: fix the script`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'pod-failure-policy-container',
+    level: 'warning',
+    finds: "a podFailurePolicy that the sidecar's exit codes can trip",
+    check: ({ pods }, report) => {
+      for (const pod of pods) if (pod.workload.kind !== 'Pod' && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) podFailurePolicy(pod, report);
+    },
+  },
+  {
+    id: 'exit-on-zero-connections',
+    level: 'warning',
+    finds: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS: nothing sends the proxy its TERM',
+    check: ({ pods }, report) => {
+      const message = `${EXIT_ON_ZERO} only shortens the proxy's drain after a TERM, and nothing sends it a TERM when the job ends: ${WRAP}`;
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          for (const key of ['command', 'args', 'env']) {
+            for (const { value, node } of scalars(get(container.node, key))) if (value.includes(EXIT_ON_ZERO)) report(node, message);
+          }
+        }
+        for (const { pair, value } of yamlAnnotations(pod)) {
+          if (JSON.stringify(value ?? null).includes(EXIT_ON_ZERO)) report(pair, message);
+        }
+      }
+    },
+  },
+] as const satisfies readonly Rule[];
 
-  const outlook = prospect(workload);
-  if (kind !== 'Pod' && outlook.kind !== 'none') podFailurePolicy(workload, add);
-  if (outlook.kind === 'asked' || outlook.kind === 'maybe') {
-    const all = items(get(podSpec, 'containers'));
-    if (!all.some((container) => runsWrapper(container) || quitsItself(container))) {
-      const asked = outlook.kind === 'asked';
-      add(
-        pairOf(workload.template, 'spec')?.key,
-        'unwrapped',
-        `${kind} ${workload.name} ${asked ? `gets a classic Istio sidecar (${outlook.why})` : 'gets a classic Istio sidecar wherever its namespace has injection on'}, ` +
-          'and no container runs istio-job-run or quits it, so the pod never completes: ' +
-          `${WRAP}, or set sidecar.istio.io/nativeSidecar: "true" on ${workload.templatePath} (every node Kubernetes 1.29+, Istio 1.24+)` +
-          (asked ? '' : `, or ${INJECT_KEY}: "false" where it needs no mesh`),
-        asked ? 'error' : 'warning',
-      );
-    }
-  }
+export type RuleId = (typeof ROWS)[number]['id'];
+
+/** Each rule's level and what it finds, by id, in the order of the rows. */
+export const RULES = Object.fromEntries(ROWS.map((row) => [row.id, { level: row.level, finds: row.finds }])) as Record<
+  RuleId,
+  { readonly level: Level; readonly finds: string }
+>;
+
+export interface CheckSettings {
+  readonly namespaces: InjectedNamespaces;
+  /** The namespace of objects that name none. */
+  readonly namespace?: string;
 }
 
-const zeroConnections = (): string =>
-  `${EXIT_ON_ZERO} only shortens the proxy's drain after a TERM, and nothing sends it a TERM when the job ends: ${WRAP}`;
-
-function annotationsOf(node: unknown): ReturnType<typeof entries> {
-  return entries(getIn(node, ['metadata', 'annotations']));
+/** Every finding of one parsed file, in the order of its lines (each once). */
+export function check(source: Source, settings: CheckSettings = { namespaces: new Map() }): Finding[] {
+  const pods = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace));
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const row of ROWS as readonly Rule[]) {
+    row.check({ source, pods }, (at, message) => {
+      const line = typeof at === 'number' ? at : lineOf(source, at as Node | Pair);
+      const key = `${line}\0${row.id}\0${message}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      findings.push({ line, level: row.level, rule: row.id as RuleId, message });
+    });
+  }
+  return findings.sort((a, b) => a.line - b.line);
 }
 
-/** Istio's keys on a Job's or CronJob's own metadata (and a CronJob's Job template), where injection never looks. */
-function misplaced(workload: Workload, add: Add): void {
+/** Programs that are no job: a wrapper that runs one of these wraps nothing. */
+const TRIVIAL = new Set(['echo', 'printf', 'true', ':', 'sleep', 'exit', 'date']);
+const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+
+/** Whether a string names a quit path of any kind (/quitquitquit, /shutdown, ...). */
+function quitPathIn(value: string): boolean {
+  return /quitquitquit|\/shutdown\b|graceful_shutdown|agent\/v1\/quit/.test(value);
+}
+
+const quitPath = (node: unknown): boolean => [...scalars(node)].some(({ value }) => quitPathIn(value));
+
+/** The file's line of a place in a container's script. */
+function scriptLine(container: ContainerFacts, row: number, column: number): number {
+  const script = container.script;
+  if (script === undefined) return 0;
+  return lineInValue(script.lines, row, column) ?? 0;
+}
+
+/** Every quit a container's script sends or has a wrapper send, with how it runs. */
+function quitsOf(container: ContainerFacts): { line: number; kind?: SidecarKind | undefined; runs: Aimed["request"]["runs"] }[] {
+  return [
+    ...container.aimed
+      .filter((aimed) => aimed.what === 'quit')
+      .map((aimed) => ({ line: aimed.line, ...(aimed.kind === undefined ? {} : { kind: aimed.kind }), runs: aimed.request.runs })),
+    ...container.scriptWrappers
+      .filter((wrapper) => wrapper.quits)
+      .map((wrapper) => ({ line: wrapper.line, ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}), runs: wrapper.runs })),
+  ];
+}
+
+const KINDS = SIDECAR_KINDS as readonly SidecarKind[];
+const kindOf = (name: string): SidecarKind | undefined => KINDS.find((kind) => kind.name === name);
+
+/** Whether a wrapper of the script at this line runs a command that is not the job. */
+function wrongWrapper(container: ContainerFacts, line: number): boolean {
+  return container.scriptWrappers.some((wrapper) => wrapper.line === line && wrapper.quits && (wrapper.child === undefined || TRIVIAL.has(basename(wrapper.child))));
+}
+
+/** How messages name the sidecar a quit goes to: its kind, or every classic one of the pod. */
+function sidecarNames(pod: Pod, kind: SidecarKind | undefined): string {
+  if (kind !== undefined) return kind.label;
+  const names = pod.sidecars.filter((sidecar) => sidecar.form === 'classic').map((sidecar) => sidecar.kind.label);
+  return names.length === 0 ? 'sidecar' : names.join(' and ');
+}
+
+function notEnabled(sidecar: PodSidecar): string {
+  if (sidecar.noQuit === true) {
+    return `the ${sidecar.kind.label} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
+  }
+  return `this quits the ${sidecar.kind.label}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
+}
+
+/** The classic sidecars the manifest shows that nothing in the pod tells to quit. */
+export function unstopped(pod: Pod): PodSidecar[] {
+  return pod.sidecars.filter((sidecar) => {
+    if (sidecar.form !== 'classic' || !sidecar.known || sidecar.kubexit === true) return false;
+    for (const container of pod.jobs) {
+      // A script YAML folded or the shell rejects: its own rule says why its quit never runs.
+      if ((container.script?.joined.length ?? 0) > 0 || container.script?.facts.syntaxError !== undefined) return false;
+      const stops = container.wrapper?.stops;
+      if (stops === 'all' || stops?.includes(sidecar.kind.name as never)) return false;
+      for (const quit of quitsOf(container)) if (quit.kind === undefined || quit.kind === sidecar.kind) return false;
+    }
+    return true;
+  });
+}
+
+/** The setting of the sidecar's own that lets a Job end without a wrapper, when there is one. */
+function fixFor(sidecar: PodSidecar, templatePath: string): string {
+  const native = sidecar.kind.template.native?.[0];
+  if (native !== undefined) return `set ${native}: "true" on ${templatePath} (a native sidecar, Kubernetes 1.29+)`;
+  if (sidecar.container !== undefined) return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
+  return '';
+}
+
+/** The wrapper's --quit policy as the container's command says it. */
+function quitPolicy(container: Node): string {
+  const { words } = argvOf(container);
+  const start = words.findIndex((word) => basename(word) === PROGRAM);
+  let policy: string | undefined;
+  for (let i = start + 1; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word === '--' || !word.startsWith('-')) break;
+    if (word === `--${OPTIONS.quit.flag}`) policy = words[++i];
+    else if (word.startsWith(`--${OPTIONS.quit.flag}=`)) policy = word.slice(OPTIONS.quit.flag.length + 3);
+  }
+  if (policy !== undefined) return policy.trim().toLowerCase();
+  const env = items(get(container, 'env')).find((entry) => text(get(entry, 'name')) === OPTIONS.quit.env);
+  return text(get(env, 'value'))?.trim().toLowerCase() ?? 'always';
+}
+
+/** The keys of every kind's injector, which only the pod template's metadata is read for. */
+function injectionKey(key: string): boolean {
+  if (ISTIO_KEY.test(key)) return true;
+  return KINDS.some((kind) => {
+    const markers = kind.template;
+    return [...(markers.inject?.labels ?? []), ...(markers.inject?.annotations ?? []), ...(markers.native ?? [])].includes(key);
+  });
+}
+
+/** Injection keys on a Job's or CronJob's own metadata (and a CronJob's Job template) that the pod template lacks. */
+function misplaced(pod: Pod, report: Report): void {
+  const { workload } = pod;
   if (workload.kind === 'Pod') return;
   const places: [unknown, string][] = [[workload.object, `the ${workload.kind}'s own metadata`]];
   if (workload.kind === 'CronJob') places.push([getIn(workload.object, ['spec', 'jobTemplate']), "the Job template's metadata"]);
   for (const [owner, where] of places) {
     for (const field of ['annotations', 'labels']) {
       for (const [key, , pair] of entries(getIn(owner, ['metadata', field]))) {
-        if (!ISTIO_KEY.test(key)) continue;
-        add(
-          pair.key as Node,
-          'misplaced-annotation',
-          `${key} is on ${where}, which Istio's injector never reads: move it to ${workload.templatePath}.metadata.${field}`,
-        );
+        if (!injectionKey(key) || get(getIn(workload.template, ['metadata', field]), key) !== undefined) continue;
+        report(pair, `${key} is on ${where}, which the injector never reads: move it to ${workload.templatePath}.metadata.${field}`);
       }
     }
   }
 }
 
-/** The wrapper's --quit policy as the container's command says it; undefined when it does not run the wrapper visibly. */
-function quitPolicy(container: Node): string | undefined {
-  const { command, args } = argv(container);
-  const words = [...command, ...args];
-  const start = words.findIndex((word) => word.slice(word.lastIndexOf('/') + 1) === PROGRAM);
-  if (start < 0) return undefined;
-  let policy: string | undefined;
-  for (let i = start + 1; i < words.length; i++) {
-    const word = words[i] as string;
-    if (word === '--' || !word.startsWith('-')) break;
-    if (word === '--quit') policy = words[++i];
-    else if (word.startsWith('--quit=')) policy = word.slice('--quit='.length);
-  }
-  if (policy !== undefined) return policy.trim().toLowerCase();
-  const env = items(get(container, 'env')).find((entry) => text(get(entry, 'name')) === OPTIONS.quit.env);
-  if (env !== undefined) return text(get(env, 'value'))?.trim().toLowerCase();
-  return 'always';
-}
-
-/** A container whose script quits the proxy itself; and one whose last command is that quit. */
-function shellQuit(container: YAMLMap, name: string, add: Add): void {
-  const { command, args } = argv(container);
-  const words = [...command, ...args];
-  if (!words.some((word) => word.includes(QUIT_PATH))) return;
-  const script = scriptOf(words);
-  // istio-job-run's own --quit-url: the wrapper quits, with its wait and retries.
-  if (script === undefined && runsWrapper(container)) return;
-  const node = pairOf(container, 'args') ?? pairOf(container, 'command');
-  add(
-    node,
-    'shell-quit',
-    `container ${name}: the container calls quitquitquit itself, with no wait for the proxy's readiness, no retry, ` +
-      `and curl needed in the image: ${WRAP}`,
-  );
-  if (script !== undefined && lastStatement(script).includes(QUIT_PATH)) {
-    add(
-      node,
-      'exit-code-lost',
-      `container ${name}: the script ends with the quit, so the container exits with the quit's code, not the job's, ` +
-        `and a failed job is reported as a success: ${WRAP}, which exits with the job's code`,
-    );
-  }
-}
-
-/** The script of `sh -c SCRIPT` (or -ec, -xc ...), or the command itself when it calls the quit directly. */
-function scriptOf(words: readonly string[]): string | undefined {
-  const flag = words.findIndex((word) => /^-[a-z]*c[a-z]*$/.test(word));
-  if (flag >= 0) return words[flag + 1];
-  return undefined;
-}
-
-/**
- * The last statement of a shell script: split at newlines and `;` outside quotes, `#` comments and the
- * closing words of a block left out. A trap runs at the exit and leaves its code as it was: it counts as none.
- */
-function lastStatement(script: string): string {
-  const statements: string[] = [];
-  let current = '';
-  let quote = '';
-  let comment = false;
-  for (const char of script) {
-    if (comment) {
-      if (char === '\n') comment = false;
-      else continue;
-    }
-    if (quote !== '') {
-      if (char === quote) quote = '';
-      current += char;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-      current += char;
-    } else if (char === '#' && (current === '' || /\s$/.test(current))) {
-      comment = true;
-    } else if (char === ';' || char === '\n') {
-      statements.push(current);
-      current = '';
-    } else {
-      current += char;
+/** The pod template's annotations whose value is YAML (or JSON) of a map or list, parsed. */
+function yamlAnnotations(pod: Pod): { key: string; pair: Pair<Node, Node | null>; value: unknown }[] {
+  const found: { key: string; pair: Pair<Node, Node | null>; value: unknown }[] = [];
+  for (const [key, { value, pair }] of pod.annotations) {
+    if (!/[:{[]/.test(value) || !/[\n{[]|: /.test(value)) continue;
+    try {
+      const parsed: unknown = parseYaml(value, { version: '1.1', maxAliasCount: 100 });
+      if (typeof parsed === 'object' && parsed !== null) found.push({ key, pair, value: parsed });
+    } catch {
+      // Not YAML: a plain annotation.
     }
   }
-  statements.push(current);
-  const last =
-    statements
-      .map((statement) => statement.trim())
-      .filter((statement) => !/^(|fi|done|esac|\}|\))$/.test(statement))
-      .at(-1) ?? '';
-  return /^trap\b/.test(last) ? '' : last;
+  return found;
+}
+
+/** Every string under the keys named KEY of a parsed value. */
+function scalarsUnder(value: unknown, key: string, inside = false, depth = 0): string[] {
+  if (depth > 50) return [];
+  if (typeof value === 'string') return inside ? [value] : [];
+  if (Array.isArray(value)) return value.flatMap((item) => scalarsUnder(item, key, inside, depth + 1));
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).flatMap(([name, item]) => scalarsUnder(item, key, inside || name === key, depth + 1));
+  }
+  return [];
 }
 
 /** A podFailurePolicy rule on exit codes that names no container, in a pod that gets a sidecar. */
-function podFailurePolicy(workload: Workload, add: Add): void {
+function podFailurePolicy(pod: Pod, report: Report): void {
+  const { workload } = pod;
   const policy = get(workload.jobSpec, 'podFailurePolicy');
-  const policyPair = pairOf(workload.jobSpec, 'podFailurePolicy');
-  const perIndex = pairOf(workload.jobSpec, 'backoffLimitPerIndex');
   if (workload.restartPolicy !== 'Never') {
-    for (const [node, field] of [
-      [policyPair, 'podFailurePolicy'],
-      [perIndex, 'backoffLimitPerIndex'],
-    ] as const) {
-      if (node !== undefined) {
-        add(
-          node,
-          'pod-failure-policy-container',
-          `${field} needs restartPolicy: Never (this pod template has ${workload.restartPolicy ?? 'none'})`,
-        );
-      }
+    for (const field of ['podFailurePolicy', 'backoffLimitPerIndex']) {
+      const pair = pairOf(workload.jobSpec, field);
+      if (pair !== undefined) report(pair, `${field} needs restartPolicy: Never (this pod template has ${workload.restartPolicy ?? 'none'})`);
     }
   }
-  const jobs = jobContainers(workload).map((container) => text(get(container, 'name')));
+  const jobs = pod.jobs.map((container) => container.name);
   for (const rule of items(get(policy, 'rules'))) {
     const onExitCodes = pairOf(rule, 'onExitCodes');
     if (onExitCodes === undefined || get(onExitCodes.value, 'containerName') !== undefined) continue;
     const name = jobs.length === 1 && jobs[0] !== undefined ? jobs[0] : 'the job container';
-    add(
+    report(
       onExitCodes,
-      'pod-failure-policy-container',
       "an onExitCodes rule without containerName is matched against every container, so the sidecar's own exit codes " +
         `(137, 143, 255) can trip or hide it: set containerName: ${name}`,
     );

@@ -1,10 +1,13 @@
 // A YAML file as Kubernetes reads it, for --check and --inject: every document parsed with the `yaml` package's
 // Document API under YAML 1.1 (what Kubernetes' own readers follow: `0644` is octal, `yes` a boolean), each node
-// with its place in the text. Nothing is ever printed from the parsed values: --inject inserts text at these
-// places (edits.ts), so every byte it does not add stays as it was written.
+// with its place in the text. As kubectl does, a key written twice in one map keeps its last value (and is
+// reported), aliases stand for their anchored node and `<<` merge keys add the keys a map does not write itself.
+// Nothing is ever printed from the parsed values: --inject inserts text at these places (edits.ts), so every
+// byte it does not add stays as it was written.
 
 import {
   type Document,
+  isAlias,
   isMap,
   isNode,
   isPair,
@@ -14,6 +17,8 @@ import {
   type Node,
   type Pair,
   parseAllDocuments,
+  type Scalar,
+  visit,
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
@@ -24,12 +29,19 @@ export interface Source {
   readonly text: string;
   readonly documents: readonly Document.Parsed[];
   readonly lines: LineCounter;
+  /** Each key written again in the same map: the later pair (whose value wins) and the line of the first. */
+  readonly duplicates: readonly { readonly pair: Pair<Node, Node | null>; readonly key: string; readonly firstLine: number }[];
 }
+
+/** The anchored node of each alias of every file parsed, so lookups need no document at hand. */
+const anchored = new WeakMap<object, Node>();
 
 /** The file parsed, or the first reason it cannot be (with its line). */
 export function parseSource(name: string, text: string): Source | { readonly error: string } {
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { version: '1.1', lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // uniqueKeys off: the package's own check compares each key with every other (quadratic), and refuses the
+  // file; duplicates are found below in one pass and reported as kubectl warns of them.
+  const parsed = parseAllDocuments(text, { version: '1.1', lineCounter: lines, prettyErrors: false, uniqueKeys: false });
   const documents = Array.isArray(parsed) ? parsed : [];
   for (const document of documents) {
     const error = document.errors[0];
@@ -38,7 +50,42 @@ export function parseSource(name: string, text: string): Source | { readonly err
       return { error: `${name}:${line}: not YAML: ${error.message.split('\n')[0]}` };
     }
   }
-  return { name, text, documents, lines };
+  const duplicates: Source['duplicates'][number][] = [];
+  for (const document of documents) {
+    visit(document, {
+      Alias(_, alias) {
+        const target = alias.resolve(document);
+        if (target !== undefined) anchored.set(alias, target as Node);
+      },
+      Map(_, map) {
+        const seen = new Map<string, Pair<Node, Node | null>>();
+        for (const pair of (map as YAMLMap<Node, Node | null>).items) {
+          if (!isScalar(pair.key) || typeof pair.key.value === 'symbol') continue;
+          const key = String(pair.key.value);
+          const first = seen.get(key);
+          if (first !== undefined) duplicates.push({ pair, key, firstLine: lines.linePos(first.key.range?.[0] ?? 0).line });
+          seen.set(key, pair);
+        }
+      },
+    });
+  }
+  return { name, text, documents, lines, duplicates };
+}
+
+/** The node an alias stands for; any other node as it is. */
+export function deref(node: unknown): Node | undefined {
+  if (isAlias(node)) return anchored.get(node);
+  return isNode(node) ? node : undefined;
+}
+
+/** Whether a pair is a `<<` merge key. */
+const isMerge = (pair: Pair<Node, Node | null>): boolean => isScalar(pair.key) && typeof pair.key.value === 'symbol';
+
+/** The maps a `<<` pair merges in, first one first. */
+function merged(pair: Pair<Node, Node | null>): YAMLMap[] {
+  const value = deref(pair.value);
+  const sources = isSeq(value) ? (value as YAMLSeq<Node>).items.map(deref) : [value];
+  return sources.filter((source): source is YAMLMap => isMap(source));
 }
 
 /** The line (from 1) where a node starts. */
@@ -47,15 +94,29 @@ export const lineOf = (source: Source, node: Node | Pair | undefined | null): nu
   return source.lines.linePos(isNode(at) ? (at.range?.[0] ?? 0) : 0).line;
 };
 
-/** The pair of a map under a key (written as a plain or quoted string). */
-export function pairOf(node: unknown, key: string): Pair<Node, Node | null> | undefined {
-  if (!isMap(node)) return undefined;
-  return (node as YAMLMap<Node, Node | null>).items.find((pair) => isScalar(pair.key) && String(pair.key.value) === key);
+/**
+ * The pair of a map under a key (written as a plain or quoted string): the last one written, else the first
+ * merged map that has it. Aliases are followed.
+ */
+export function pairOf(node: unknown, key: string, depth = 0): Pair<Node, Node | null> | undefined {
+  const map = deref(node);
+  if (!isMap(map) || depth > 20) return undefined;
+  const pairs = (map as YAMLMap<Node, Node | null>).items;
+  const own = pairs.findLast((pair) => isScalar(pair.key) && typeof pair.key.value !== 'symbol' && String(pair.key.value) === key);
+  if (own !== undefined) return own;
+  for (const pair of pairs) {
+    if (!isMerge(pair)) continue;
+    for (const source of merged(pair)) {
+      const found = pairOf(source, key, depth + 1);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
-/** The value of a map under a key; undefined when missing or null. */
+/** The value of a map under a key, aliases followed; undefined when missing or null. */
 export function get(node: unknown, key: string): Node | undefined {
-  return pairOf(node, key)?.value ?? undefined;
+  return deref(pairOf(node, key)?.value);
 }
 
 export function getIn(node: unknown, path: readonly string[]): Node | undefined {
@@ -66,34 +127,121 @@ export function getIn(node: unknown, path: readonly string[]): Node | undefined 
 
 /** A scalar's value as Kubernetes' string fields read it; undefined for anything else. */
 export function text(node: unknown): string | undefined {
-  if (!isScalar(node)) return undefined;
-  const value = node.value;
+  const scalar = deref(node);
+  if (!isScalar(scalar)) return undefined;
+  const value = scalar.value;
   return value === null || value === undefined ? undefined : String(value);
 }
 
-/** The items of a sequence (none for anything else). */
+/** The items of a sequence, aliases followed (none for anything else). */
 export function items(node: unknown): readonly Node[] {
-  return isSeq(node) ? ((node as YAMLSeq<Node>).items as Node[]) : [];
+  const seq = deref(node);
+  return isSeq(seq) ? (seq as YAMLSeq<Node>).items.map((item) => deref(item) ?? item) : [];
 }
 
-/** A map's pairs with string keys, as [key, value]. */
-export function entries(node: unknown): [string, Node | null, Pair<Node, Node | null>][] {
-  if (!isMap(node)) return [];
-  return (node as YAMLMap<Node, Node | null>).items
-    .filter((pair) => isScalar(pair.key))
-    .map((pair) => [String((pair.key as { value: unknown }).value), pair.value, pair]);
+/** A map's pairs with string keys as kubectl reads them (each key once, merged keys too), as [key, value, pair]. */
+export function entries(node: unknown, depth = 0): [string, Node | null, Pair<Node, Node | null>][] {
+  const map = deref(node);
+  if (!isMap(map) || depth > 20) return [];
+  const found = new Map<string, [string, Node | null, Pair<Node, Node | null>]>();
+  const pairs = (map as YAMLMap<Node, Node | null>).items;
+  for (const pair of pairs) {
+    if (!isScalar(pair.key) || isMerge(pair)) continue;
+    const key = String(pair.key.value);
+    found.delete(key);
+    found.set(key, [key, deref(pair.value) ?? null, pair]);
+  }
+  for (const pair of pairs) {
+    if (!isMerge(pair)) continue;
+    for (const source of merged(pair)) {
+      for (const entry of entries(source, depth + 1)) if (!found.has(entry[0])) found.set(entry[0], entry);
+    }
+  }
+  return [...found.values()];
 }
 
-/** Every string scalar under a node, map keys included, with its node. */
-export function* scalars(node: unknown): Generator<{ readonly value: string; readonly node: Node }> {
+/** Every string scalar under a node, map keys included, with its node (aliases not followed: each place once). */
+export function* scalars(node: unknown, depth = 0): Generator<{ readonly value: string; readonly node: Node }> {
+  if (depth > 200) return;
   if (isScalar(node)) {
     if (typeof node.value === 'string') yield { value: node.value, node };
   } else if (isMap(node)) {
     for (const pair of (node as YAMLMap<Node, Node | null>).items) {
-      yield* scalars(pair.key);
-      yield* scalars(pair.value);
+      yield* scalars(pair.key, depth + 1);
+      yield* scalars(pair.value, depth + 1);
     }
   } else if (isSeq(node)) {
-    for (const item of (node as YAMLSeq<Node>).items) yield* scalars(item);
+    for (const item of (node as YAMLSeq<Node>).items) yield* scalars(item, depth + 1);
   }
+}
+
+/** One line of a scalar's value, made of pieces of the file's lines (several where YAML folded them into one). */
+interface ValueLine {
+  readonly pieces: readonly { readonly column: number; readonly line: number }[];
+}
+
+/**
+ * Where each line of a string scalar's value comes from in the file: a literal block keeps its lines, a folded
+ * block or a multi-line flow scalar joins lines into one, which YAML's folding decides as done here.
+ */
+export function valueLines(source: Source, node: Node): readonly ValueLine[] {
+  const scalar = node as Scalar;
+  const start = scalar.range?.[0] ?? 0;
+  const end = scalar.range?.[1] ?? start;
+  const first = source.lines.linePos(start).line;
+  const raw = source.text.slice(start, end).split(/\r?\n/);
+  const block = scalar.type === 'BLOCK_LITERAL' || scalar.type === 'BLOCK_FOLDED';
+  // A block's content starts on the line after its header; a flow scalar's on its own first line.
+  const content = block ? raw.slice(1) : raw;
+  const firstLine = block ? first + 1 : first;
+  const indent = block
+    ? Math.min(...content.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length), 1_000)
+    : 0;
+  const out: { column: number; line: number }[][] = [];
+  let row: { column: number; line: number }[] = [];
+  let width = 0;
+  let empties = 0;
+  let previousNormal = false;
+  const folds = scalar.type !== 'BLOCK_LITERAL';
+  content.forEach((text, index) => {
+    const line = firstLine + index;
+    const body = block ? text.slice(indent) : index === 0 ? text : text.trimStart();
+    if (index === 0) {
+      row.push({ column: 0, line });
+      width = body.length;
+      previousNormal = body !== '' && !/^\s/.test(body);
+      return;
+    }
+    if (body.trim() === '' && folds) {
+      empties++;
+      return;
+    }
+    const normal = !/^\s/.test(body);
+    const joined = folds && empties === 0 && previousNormal && normal;
+    if (joined) {
+      row.push({ column: width + 1, line });
+      width += 1 + body.length;
+    } else {
+      const breaks = folds && empties > 0 && previousNormal && normal ? empties : empties + 1;
+      for (let i = 0; i < breaks; i++) {
+        out.push(row);
+        row = [];
+      }
+      row.push({ column: 0, line });
+      width = body.length;
+    }
+    empties = 0;
+    previousNormal = normal;
+  });
+  out.push(row);
+  return out.map((pieces) => ({ pieces }));
+}
+
+/** The file's line of a place (row and column from 0) in a scalar's value. */
+export function lineInValue(lines: readonly ValueLine[], row: number, column: number): number | undefined {
+  const pieces = lines[row]?.pieces ?? lines.at(-1)?.pieces;
+  if (pieces === undefined || pieces.length === 0) return undefined;
+  let line = pieces[0]?.line;
+  for (const piece of pieces) if (piece.column <= column) line = piece.line;
+  return line;
 }

@@ -1,0 +1,424 @@
+// What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
+// (each kind recognised as its own injector recognises a pod: src/sidecar-kinds.ts holds those facts), in
+// which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
+// src/manifest/shell.ts) and which of the script's requests quit or wait for which sidecar.
+
+import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../mode.ts';
+import { OPTIONS } from '../options-table.ts';
+import { ISTIO, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
+import { readScript, type Request, type Runs, type ScriptFacts, WRAPPERS } from './shell.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from './source.ts';
+
+type ValueLine = ReturnType<typeof valueLines>[number];
+import type { Workload } from './workloads.ts';
+
+/** Where the user says namespaces inject sidecars: kind -> namespaces ('*': every one). */
+export type InjectedNamespaces = ReadonlyMap<KindName, ReadonlySet<string>>;
+
+export interface PodSidecar {
+  readonly kind: SidecarKind;
+  readonly form: 'classic' | 'native';
+  /** What shows it: "annotation linkerd.io/inject: enabled", "container cloud-sql-proxy". */
+  readonly why: string;
+  /** Known from the manifest (a marker, a container, the namespaces flag), or only from a script's request. */
+  readonly known: boolean;
+  /** Whether its quit endpoint answers: true, false, or undefined when only the cluster's defaults say. */
+  readonly quitOn: boolean | undefined;
+  /** The port of its quit listener in this pod. */
+  readonly quitPort: number;
+  /** Its declared container (the auth proxies). */
+  readonly container?: YAMLMap;
+  /** It has no quit endpoint at all (the Cloud SQL proxy v1). */
+  readonly noQuit?: boolean;
+  /** Its container runs under kubexit, which stops it when the job's container ends. */
+  readonly kubexit?: boolean;
+}
+
+/** A request of a script resolved to the sidecar it speaks to. */
+export interface Aimed {
+  readonly request: Request & { readonly runs: Runs };
+  /** other: a request to loopback that is neither a known endpoint nor says quit. */
+  readonly what: 'quit' | 'wait' | 'other';
+  /** The kind it speaks to; undefined: a quit of some sidecar (a loopback path that says quit, kill, shutdown). */
+  readonly kind?: SidecarKind;
+  /** A quit sent to Envoy's own admin port. */
+  readonly envoyAdmin?: boolean;
+  readonly line: number;
+}
+
+export interface ContainerFacts {
+  readonly node: YAMLMap;
+  readonly name: string;
+  readonly init: boolean;
+  /** The wrapper its command starts with, and the kinds it stops. */
+  readonly wrapper?: { readonly program: string; readonly stops: readonly KindName[] | 'all'; readonly child?: string };
+  readonly script?: {
+    readonly node: Scalar;
+    readonly facts: ScriptFacts;
+    readonly lines: readonly ValueLine[];
+    /** A folded block scalar that joined commands into one line: the line of each joined command. */
+    readonly joined: readonly number[];
+  };
+  readonly aimed: readonly Aimed[];
+  /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
+  readonly scriptWrappers: readonly (ScriptFacts['wrappers'][number] & { readonly line: number })[];
+}
+
+export interface Pod {
+  readonly workload: Workload;
+  readonly sidecars: readonly PodSidecar[];
+  readonly containers: readonly ContainerFacts[];
+  /** The containers that are the job's: not a sidecar, not an init container. */
+  readonly jobs: readonly ContainerFacts[];
+  readonly annotations: ReadonlyMap<string, { readonly value: string; readonly pair: Pair<Node, Node | null> }>;
+}
+
+/** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
+export const ENVOY_ADMIN_PORT = 15000;
+const LOOPBACK_QUIT = /(quit|kill|shutdown|exit|stop|terminate)/i;
+/** The shells whose `-c SCRIPT` is read. */
+const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);
+/** Inits that run one command: the command after their options. */
+const INITS = new Set(['tini', 'dumb-init', 'catatonit', 'tini-static']);
+const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+
+const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node, Node | null> }> =>
+  new Map(
+    entries(node).flatMap(([key, value, pair]) => {
+      const string = text(value);
+      return string === undefined ? [] : [[key, { value: string, pair }]];
+    }),
+  );
+
+/** The pod of a workload, read for the rules and --inject. */
+export function readPod(workload: Workload, namespaces: InjectedNamespaces, namespace: string | undefined): Pod {
+  const annotations = stringMap(getIn(workload.template, ['metadata', 'annotations']));
+  const labels = stringMap(getIn(workload.template, ['metadata', 'labels']));
+  const initContainers = items(get(workload.podSpec, 'initContainers')).filter(isMap) as YAMLMap[];
+  const regular = items(get(workload.podSpec, 'containers')).filter(isMap) as YAMLMap[];
+  const podNamespace = text(getIn(workload.object, ['metadata', 'namespace'])) ?? namespace ?? 'default';
+
+  const sidecars: PodSidecar[] = [];
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    sidecars.push(...injected(kind, annotations, labels, namespaces, podNamespace));
+    sidecars.push(...declared(kind, initContainers, regular));
+  }
+  const sidecarNodes = new Set(sidecars.flatMap((sidecar) => (sidecar.container === undefined ? [] : [sidecar.container])));
+  const containers = [
+    ...initContainers.map((node) => readContainer(workload.source, node, true)),
+    ...regular.map((node) => readContainer(workload.source, node, false)),
+  ];
+  const jobs = containers.filter((container) => !container.init && container.name !== PROXY_CONTAINER && !sidecarNodes.has(container.node));
+  // A script that quits or waits for a kind the manifest does not show: the author expects that sidecar.
+  for (const container of containers) {
+    for (const aimed of container.aimed) {
+      if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
+      sidecars.push(expected(aimed.kind, annotations));
+    }
+    for (const wrapper of container.scriptWrappers) {
+      if (wrapper.program === 'linkerd-await' && !sidecars.some((sidecar) => sidecar.kind.name === 'linkerd'))
+        sidecars.push(expected(kindNamed('linkerd'), annotations));
+    }
+  }
+  const resolved = containers.map((container) => ({ ...container, aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars)) }));
+  return { workload, sidecars, containers: resolved, jobs: resolved.filter((container) => jobs.some((job) => job.node === container.node)), annotations };
+}
+
+/** A sidecar its injector adds: the pod asks for it, is already injected, or its namespace injects. */
+function injected(
+  kind: SidecarKind,
+  annotations: ReadonlyMap<string, { value: string; pair: Pair<Node, Node | null> }>,
+  labels: ReadonlyMap<string, { value: string; pair: Pair<Node, Node | null> }>,
+  namespaces: InjectedNamespaces,
+  namespace: string,
+): PodSidecar[] {
+  const markers = kind.template;
+  let why: string | undefined;
+  let asked: boolean | undefined;
+  if (markers.inject !== undefined) {
+    const { truthy } = markers.inject;
+    const decided =
+      markers.inject.labels.map((key) => ['label', key, labels.get(key)] as const).find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
+      markers.inject.annotations.map((key) => ['annotation', key, annotations.get(key)] as const).find(([, , found]) => found !== undefined && found.value.trim() !== '');
+    if (decided !== undefined) {
+      const [where, key, found] = decided;
+      asked = truthy.includes((found?.value ?? '').trim().toLowerCase());
+      why = `${where} ${key}: "${found?.value}"`;
+    }
+  }
+  if (asked === false) return [];
+  if (asked === undefined && markers.revisionLabel !== undefined) {
+    const revision = labels.get(markers.revisionLabel);
+    if (revision !== undefined) {
+      asked = true;
+      why = `label ${markers.revisionLabel}: "${revision.value}"`;
+    }
+  }
+  if (markers.injectedAnnotation !== undefined && annotations.has(markers.injectedAnnotation)) {
+    if (kind === ISTIO) {
+      const status = annotations.get(STATUS_ANNOTATION)?.value ?? '';
+      const mode = resolveMode('auto', { status: { value: status, from: STATUS_ANNOTATION }, envoyAdmin: false, inPod: true });
+      if (mode.mode === 'none') return [];
+      return [sidecar(kind, mode.mode === 'native' ? 'native' : 'classic', `already injected (${STATUS_ANNOTATION})`, annotations)];
+    }
+    asked = true;
+    why = `already injected (${markers.injectedAnnotation})`;
+  }
+  if (asked === undefined) {
+    const set = namespaces.get(kind.name as KindName);
+    if (set !== undefined && (set.has('*') || set.has(namespace))) {
+      asked = true;
+      why = `namespace ${namespace} injects it (--${INJECTED_NAMESPACES_FLAG})`;
+    }
+  }
+  if (asked !== true || why === undefined) return [];
+  if (markers.initOnly !== undefined && ['true', '1', 't'].includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? '')) return [];
+  return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
+}
+
+export const INJECTED_NAMESPACES_FLAG = 'injected-namespaces';
+
+function nativeByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): boolean {
+  return (kind.template.native ?? []).some((key) => annotations.get(key)?.value.trim().toLowerCase() === 'true');
+}
+
+/** Whether the pod switches the kind's quit on, from its annotations (undefined: the annotation's default holds). */
+function quitOnByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): boolean | undefined {
+  const quitSwitch = kind.template.quitSwitch;
+  if (quitSwitch === 'always') return true;
+  if (!('annotation' in quitSwitch)) return undefined;
+  const value = annotations.get(quitSwitch.annotation)?.value;
+  if (value === undefined) return quitSwitch.byDefault;
+  return quitSwitch.truthy.includes(value.trim().toLowerCase());
+}
+
+function portByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): number {
+  const fallback = kind.listeners[kind.quit.listener]?.port ?? 0;
+  const at = kind.template.quitPort;
+  if (at === undefined || !('annotation' in at)) return fallback;
+  const port = Number(annotations.get(at.annotation)?.value);
+  return Number.isInteger(port) && port > 0 && port < 65_536 ? port : fallback;
+}
+
+function sidecar(
+  kind: SidecarKind,
+  form: 'classic' | 'native',
+  why: string,
+  annotations: ReadonlyMap<string, { value: string }>,
+  known = true,
+): PodSidecar {
+  const quitOn = quitOnByAnnotation(kind, annotations);
+  return { kind, form, why, known, quitOn, quitPort: portByAnnotation(kind, annotations) };
+}
+
+/** A sidecar no marker shows, that a script quits or waits for. */
+const expected = (kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): PodSidecar => ({
+  ...sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', 'its script speaks to it', annotations, false),
+});
+
+/** The words a container runs: its command, then its args. */
+export function argvOf(container: Node): { words: string[]; nodes: Node[] } {
+  const nodes = [...items(get(container, 'command')), ...items(get(container, 'args'))].filter((node) => isScalar(node));
+  return { words: nodes.map((node) => text(node) ?? ''), nodes };
+}
+
+/** A sidecar container the user declares (the auth proxies), classic or, as an init container that always restarts, native. */
+function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular: readonly YAMLMap[]): PodSidecar[] {
+  const markers = kind.template.container;
+  if (markers === undefined) return [];
+  const found: PodSidecar[] = [];
+  const candidates = [
+    ...initContainers.filter((node) => text(get(node, 'restartPolicy')) === 'Always').map((node) => [node, 'native'] as const),
+    ...regular.map((node) => [node, 'classic'] as const),
+  ];
+  for (const [node, form] of candidates) {
+    const image = text(get(node, 'image')) ?? '';
+    const repository = basename(image.replace(/[@:][^/]*$/, ''));
+    const { words } = argvOf(node);
+    const programs = words.filter((word) => !word.startsWith('-')).map(basename);
+    const program = programs.find((word) => markers.programs.includes(word));
+    if (!markers.images.some((name) => repository.includes(name)) && program === undefined) continue;
+    const quitSwitch = kind.template.quitSwitch;
+    const flag = typeof quitSwitch === 'object' && 'flag' in quitSwitch ? quitSwitch.flag : undefined;
+    const portFlag = kind.template.quitPort !== undefined && 'flag' in kind.template.quitPort ? kind.template.quitPort.flag : undefined;
+    const portWord = portFlag === undefined ? undefined : words.findIndex((word) => word === portFlag || word.startsWith(`${portFlag}=`));
+    const portText = portWord === undefined || portWord < 0 ? undefined : (words[portWord] as string).includes('=') ? (words[portWord] as string).split('=')[1] : words[portWord + 1];
+    const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
+    const quitOn = flag === undefined ? true : words.some((word) => word === flag || word === `${flag}=true`);
+    found.push({
+      kind,
+      form,
+      why: `container ${text(get(node, 'name')) ?? '(unnamed)'}`,
+      known: true,
+      quitOn: noQuit ? false : quitOn,
+      quitPort: Number(portText) > 0 ? Number(portText) : (kind.listeners[kind.quit.listener]?.port ?? 0),
+      container: node,
+      ...(noQuit ? { noQuit } : {}),
+      ...(programs.includes('kubexit') && items(get(node, 'env')).some((env) => text(get(env, 'name')) === 'KUBEXIT_DEATH_DEPS') ? { kubexit: true } : {}),
+    });
+  }
+  return found;
+}
+
+/** A container's command read: its wrapper, and the script of its shell. */
+function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerFacts {
+  const name = text(get(node, 'name')) ?? '(unnamed)';
+  const { words, nodes } = argvOf(node);
+  let at = 0;
+  let wrapper: ContainerFacts['wrapper'];
+  // tini -g -- sh -c ..., then a wrapper, then the shell.
+  const skipOptions = (): void => {
+    while (at < words.length && (words[at] as string).startsWith('-')) {
+      if (words[at++] === '--') break;
+    }
+  };
+  for (let guard = 0; guard < 8 && at < words.length; guard++) {
+    const program = basename(words[at] as string);
+    if (INITS.has(program)) {
+      at++;
+      skipOptions();
+    } else if ((WRAPPERS as readonly string[]).includes(program)) {
+      const rest = words.slice(at + 1);
+      let child = at + 1;
+      while (child < words.length && (words[child] as string).startsWith('-')) {
+        const word = words[child++] as string;
+        if (word === '--') break;
+        if (!word.includes('=') && !/^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy)$/.test(word)) child++;
+      }
+      wrapper = { program, stops: wrapperStops(program, rest, node), ...(words[child] === undefined ? {} : { child: words[child] as string }) };
+      at = child;
+    } else break;
+  }
+  const program = basename(words[at] ?? '');
+  let script: ContainerFacts['script'];
+  if (SHELLS.has(program) || (program === 'busybox' && SHELLS.has(words[at + 1] ?? ''))) {
+    if (program === 'busybox') at++;
+    let errexit = false;
+    let scriptAt: number | undefined;
+    for (let i = at + 1; i < words.length; i++) {
+      const word = words[i] as string;
+      if (word === '-o' || word === '+o') {
+        if (words[i + 1] === 'errexit') errexit = word === '-o';
+        i++;
+        continue;
+      }
+      if (!/^-[a-zA-Z]+$/.test(word)) break;
+      if (word.includes('e')) errexit = true;
+      if (word.includes('c')) {
+        scriptAt = i + 1;
+        break;
+      }
+    }
+    const scriptNode = scriptAt === undefined ? undefined : nodes[scriptAt];
+    if (scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
+      const lines = valueLines(source, scriptNode);
+      script = {
+        node: scriptNode,
+        facts: readScript(scriptNode.value, { errexit }),
+        lines,
+        joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
+      };
+    }
+  }
+  const lineAt = (row: number, column: number): number =>
+    script === undefined ? lineOf(source, pairOf(node, 'command') ?? node) : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
+  const aimed: Aimed[] = [];
+  for (const request of script?.facts.requests ?? []) {
+    const line = lineAt(request.place.row, request.place.column);
+    aimed.push({ request, what: 'quit', line });
+  }
+  const scriptWrappers = (script?.facts.wrappers ?? []).map((found) => ({ ...found, line: lineAt(found.place.row, found.place.column) }));
+  return {
+    node,
+    name,
+    init,
+    ...(wrapper === undefined ? {} : { wrapper }),
+    ...(script === undefined ? {} : { script }),
+    aimed,
+    scriptWrappers,
+  };
+}
+
+/** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */
+function joinedCommands(lines: readonly ValueLine[], source: Source): number[] {
+  const joined: number[] = [];
+  const textLines = source.text.split('\n');
+  for (const { pieces } of lines) {
+    for (let i = 1; i < pieces.length; i++) {
+      const previous = (textLines[(pieces[i - 1]?.line ?? 1) - 1] ?? '').trimEnd();
+      const current = (textLines[(pieces[i]?.line ?? 1) - 1] ?? '').trim();
+      if (current.startsWith('-') || /(\\|&&|\|\||\||;|\(|\{)$/.test(previous)) continue;
+      joined.push(pieces[i]?.line ?? 0);
+    }
+  }
+  return joined;
+}
+
+/** Which kinds a wrapper at the start of a command stops. */
+function wrapperStops(program: string, args: readonly string[], container: Node): readonly KindName[] | 'all' {
+  if (program === 'linkerd-await') return args.some((arg) => arg === '--shutdown' || arg === '-S') ? ['linkerd'] : [];
+  if (program === 'kubexit' || program === 'scuttle') return 'all';
+  // istio-job-run: Istio unless --sidecar none, the kinds of --also, and those of the pod's annotations file.
+  const env = new Map(items(get(container, 'env')).map((entry) => [text(get(entry, 'name')) ?? '', text(get(entry, 'value')) ?? ''] as const));
+  const stops: KindName[] = [];
+  const sidecar = optionValue(args, OPTIONS.sidecar.flag) ?? env.get(OPTIONS.sidecar.env);
+  if (sidecar?.trim().toLowerCase() !== 'none') stops.push('istio');
+  const also = [...optionValues(args, OPTIONS.also.flag), ...(env.get(OPTIONS.also.env) ?? '').split(',')];
+  for (const entry of also) {
+    const name = entry.trim().split(':')[0] ?? '';
+    if (SIDECAR_KINDS.some((kind) => kind.name === name)) stops.push(name as KindName);
+  }
+  const mounts = items(get(container, 'volumeMounts')).map((mount) => text(get(mount, 'mountPath')) ?? '');
+  const annotationsFile = optionValue(args, OPTIONS.podAnnotations.flag) ?? env.get(OPTIONS.podAnnotations.env) ?? OPTIONS.podAnnotations.default;
+  if (mounts.some((path) => path !== '' && annotationsFile.startsWith(`${path.replace(/\/$/, '')}/`))) {
+    for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) if (kind.fromAnnotations !== undefined) stops.push(kind.name as KindName);
+  }
+  return stops;
+}
+
+function optionValues(args: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--' || !arg.startsWith('-')) break;
+    if (arg === `--${flag}`) values.push(args[++i] ?? '');
+    else if (arg.startsWith(`--${flag}=`)) values.push(arg.slice(flag.length + 3));
+  }
+  return values;
+}
+
+const optionValue = (args: readonly string[], flag: string): string | undefined => optionValues(args, flag).at(-1);
+
+/** Which sidecar a request speaks to, from its port and path (the pod's own ports first), or its program. */
+function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[]): Aimed {
+  const { request } = aimed;
+  const kinds = SIDECAR_KINDS as readonly SidecarKind[];
+  const portOf = (kind: SidecarKind, listener: number): number =>
+    listener === kind.quit.listener
+      ? (sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[listener]?.port ?? 0)
+      : (kind.listeners[listener]?.port ?? 0);
+  if (request.variable === 'CSQL_PROXY_QUIT_URLS') return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
+  if (request.program === 'pilot-agent') {
+    return request.path === '/healthz/ready'
+      ? { ...aimed, what: 'wait', kind: ISTIO }
+      : { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
+  }
+  if (request.program !== undefined) return { ...aimed, what: 'quit', kind: kinds.find((kind) => kind.template.container?.programs.includes(request.program ?? '')) ?? ISTIO };
+  const path = request.path ?? '/';
+  const port = request.port;
+  if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
+  for (const kind of kinds) {
+    if (path === kind.quit.path && port === portOf(kind, kind.quit.listener)) return { ...aimed, what: 'quit', kind };
+  }
+  for (const kind of kinds) {
+    if (kind.ready === undefined) continue;
+    const readyPorts = [portOf(kind, kind.ready.listener), ...(kind === ISTIO ? [portOf(kind, kind.quit.listener)] : [])];
+    if (path === kind.ready.path && port !== undefined && readyPorts.includes(port)) return { ...aimed, what: 'wait', kind };
+  }
+  // The right path on another port: the kind of the pod's sidecars that has that path.
+  const byPath = sidecars.find((sidecar) => sidecar.kind.quit.path === path);
+  if (byPath !== undefined) return { ...aimed, what: 'quit', kind: byPath.kind };
+  if (LOOPBACK_QUIT.test(path) && request.method !== 'HEAD') return { ...aimed, what: 'quit' };
+  return { ...aimed, what: 'other' };
+}
