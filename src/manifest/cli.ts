@@ -90,6 +90,7 @@ function runInject(request: Extract<Request, { kind: 'inject' }>, defaultImage: 
     );
     return EXIT_FOUND;
   }
+  for (const note of result.notes) io.stderr(note);
   io.stdout(result.text);
   return 0;
 }

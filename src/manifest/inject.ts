@@ -1,28 +1,41 @@
-// --inject: each Job, CronJob and bare Pod of a file that gets a classic Istio sidecar and does not run
-// istio-job-run is rewritten the way the README's init-container pattern shows: an emptyDir, an init container
-// that --installs istio-job-run into it, the job container's command prefixed with the installed wrapper and
-// `--` (its args untouched), the downward-API status variable, and `--quit on-success` under OnFailure.
+// --inject: each Job, CronJob and bare Pod of a file whose pods get a classic sidecar that nothing stops (the
+// same reading as --check's `unwrapped`) is rewritten the way the README's init-container pattern shows: an
+// emptyDir, an init container that --installs istio-job-run into it, the job container's command prefixed with
+// the installed wrapper and `--` (its args untouched), `--quit on-success` under OnFailure, and what the
+// wrapper needs to find each sidecar: the downward-API status variable for Istio, the pod's annotations as a
+// downward-API file for the injected kinds (with their quit switched on), `--also` for a declared auth proxy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
-// Only insertions (edits.ts): the rest of the file stays byte for byte. A rewritten pod runs istio-job-run, so
+// Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
+// through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
 // a second --inject leaves it as it is. What cannot be rewritten safely is refused, all of it named at once.
 
-import { isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isScalar, isSeq, type Node, visit, type YAMLMap, type YAMLSeq } from 'yaml';
+import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../options-table.ts';
 import { STATUS_ANNOTATION } from '../mode.ts';
-import { OPTIONS, STATUS_VARIABLE } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
+import { ISTIO } from '../sidecar-kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from './edits.ts';
+import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from './pod.ts';
+import { unstopped } from './rules.ts';
 import { get, items, lineOf, pairOf, type Source, text } from './source.ts';
-import { jobContainers, NATIVE_ANNOTATION, prospect, quitsItself, runsWrapper, type Workload, workloads } from './workloads.ts';
+import { type Workload, workloads } from './workloads.ts';
 
 interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
   readonly image: string;
   readonly native: boolean;
+  readonly namespaces?: InjectedNamespaces;
+  readonly namespace?: string;
+  /** The command of containers that write none (their image's ENTRYPOINT): container name -> words. */
+  readonly entrypoints?: ReadonlyMap<string, readonly string[]>;
 }
 
 type Injected =
-  | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[] }
+  | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
   | { readonly kind: 'refused'; readonly problems: readonly string[] };
+
+/** The flag that gives a container's command where the manifest shows none. */
+export const ENTRYPOINT_FLAG = '--entrypoint';
 
 /** The emptyDir, where the init container installs istio-job-run and the job container finds it. */
 export const VOLUME = 'istio-job-run';
@@ -30,33 +43,113 @@ export const MOUNT_PATH = `/${PROGRAM}`;
 export const INSTALLER = `install-${PROGRAM}`;
 export const WRAPPER_PATH = `${MOUNT_PATH}/${PROGRAM}`;
 
-/** Whether --inject rewrites the workload: it gets a classic sidecar, and nothing in it runs or quits one. */
-function needsWrapper(workload: Workload): boolean {
-  const outlook = prospect(workload).kind;
-  if (outlook !== 'asked' && outlook !== 'maybe') return false;
-  return !items(get(workload.podSpec, 'containers')).some((container) => runsWrapper(container) || quitsItself(container));
-}
-
 export function inject(source: Source, settings: InjectSettings): Injected {
   const editor = new Editor(source);
   const problems: string[] = [];
   const rewritten: string[] = [];
+  const notes: string[] = [];
+  const shared = sharedRanges(source);
   for (const workload of workloads(source)) {
-    if (!needsWrapper(workload)) continue;
+    const pod = readPod(workload, settings.namespaces ?? new Map(), settings.namespace);
     const where = `${source.name}:${lineOf(source, workload.object)}: ${workload.kind} ${workload.name}`;
+    const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
+    const left = unstopped(pod, { brokenScriptsCount: false });
+    if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
+      notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
+      continue;
+    }
+    if (left.length === 0) continue;
+    if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
-    const found = settings.native ? addNative(editor, workload) : addWrapper(editor, workload, settings.image);
-    if (found.length > 0) problems.push(...found.map((problem) => `${where}: ${problem}`));
-    else rewritten.push(`${workload.kind} ${workload.name}`);
+    const guarded = new GuardedEditor(editor, shared, source);
+    const found = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
+    found.push(...guarded.refusals);
+    if (found.length > 0) problems.push(...[...new Set(found)].map((problem) => `${where}: ${problem}`));
+    else {
+      guarded.commit();
+      rewritten.push(`${workload.kind} ${workload.name}`);
+    }
   }
   if (problems.length > 0) return { kind: 'refused', problems };
-  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten };
+  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes };
+}
+
+/** The text ranges of anchored nodes that an alias refers to: changing one changes every place that uses it. */
+function sharedRanges(source: Source): { start: number; end: number; anchor: string; line: number }[] {
+  const used = new Set<Node>();
+  for (const document of source.documents) {
+    visit(document, {
+      Alias(_, alias) {
+        const target = alias.resolve(document);
+        if (target !== undefined) used.add(target as Node);
+      },
+    });
+  }
+  return [...used].map((node) => ({
+    start: node.range?.[0] ?? 0,
+    end: node.range?.[2] ?? 0,
+    anchor: (node as { anchor?: string }).anchor ?? '?',
+    line: lineOf(source, node),
+  }));
+}
+
+/**
+ * The editor, held back until a pod's edits are all known to be safe: an edit inside a node another place
+ * reaches through an alias is refused, naming the anchor, and nothing of that pod is written.
+ */
+class GuardedEditor {
+  readonly refusals: string[] = [];
+  readonly #pending: (() => void)[] = [];
+  readonly editor: Editor;
+  readonly shared: readonly { start: number; end: number; anchor: string; line: number }[];
+  readonly source: Source;
+  constructor(editor: Editor, shared: readonly { start: number; end: number; anchor: string; line: number }[], source: Source) {
+    this.editor = editor;
+    this.shared = shared;
+    this.source = source;
+  }
+
+  #check(node: Node): boolean {
+    const start = node.range?.[0] ?? 0;
+    const hit = this.shared.find((range) => start >= range.start && start < range.end);
+    if (hit === undefined) return true;
+    this.refusals.push(
+      `line ${lineOf(this.source, node)} is inside &${hit.anchor} (line ${hit.line}), which an alias uses elsewhere: ` +
+        'changing it would change every place that uses it; write that part out in this pod, or rewrite it by hand',
+    );
+    return false;
+  }
+
+  prepend(seq: YAMLSeq, depth: number, values: readonly Value[]): void {
+    if (this.#check(seq)) this.#pending.push(() => this.editor.prepend(seq, depth, values));
+  }
+  append(seq: YAMLSeq, depth: number, value: Value): void {
+    if (this.#check(seq)) this.#pending.push(() => this.editor.append(seq, depth, value));
+  }
+  addPair(map: YAMLMap, depth: number, key: string, value: Value, before?: Parameters<Editor['addPair']>[4]): void {
+    if (this.#check(map)) this.#pending.push(() => this.editor.addPair(map, depth, key, value, before));
+  }
+  /** VALUE for the list under KEY of OWNER: appended to it, or all of a key's new items as the key's list. */
+  addItem(owner: YAMLMap, depth: number, key: string, value: Value): void {
+    const list = get(owner, key);
+    if (isSeq(list)) return this.append(list, depth + 1, value);
+    const gathered = this.#lists.find((entry) => entry.owner === owner && entry.key === key);
+    if (gathered !== undefined) gathered.values.push(value);
+    else this.#lists.push({ owner, depth, key, values: [value] });
+  }
+  readonly #lists: { owner: YAMLMap; depth: number; key: string; values: Value[] }[] = [];
+  commit(): void {
+    for (const { owner, depth, key, values } of this.#lists) this.addPair(owner, depth, key, values);
+    for (const edit of this.#pending) edit();
+  }
 }
 
 /** The structural depths the editor orders insertions at one place by. */
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
 
-function addNative(editor: Editor, workload: Workload): string[] {
+const NATIVE_ANNOTATION = ISTIO.template.native?.[0] ?? '';
+
+function addNative(editor: GuardedEditor, workload: Workload): string[] {
   const metadataPair = pairOf(workload.template, 'metadata');
   const metadata = metadataPair?.value;
   const annotations = get(metadata, 'annotations');
@@ -72,36 +165,46 @@ function addNative(editor: Editor, workload: Workload): string[] {
   } else if (pairOf(metadata, 'annotations') === undefined && editable(metadata)) {
     editor.addPair(metadata as YAMLMap, DEPTH.metadata, 'annotations', value);
   } else if (editable(annotations) && !isSeq(annotations)) {
-    editor.addPair(annotations, DEPTH.annotations, NATIVE_ANNOTATION, 'true');
+    editor.addPair(annotations as YAMLMap, DEPTH.annotations, NATIVE_ANNOTATION, 'true');
   } else {
     return ['its pod template metadata is not a map of annotations --inject can add to: add the annotation by hand'];
   }
   return [];
 }
 
-function addWrapper(editor: Editor, workload: Workload, image: string): string[] {
+/** The downward-API volume of the pod's annotations, where the wrapper reads the injected sidecars. */
+export const PODINFO_VOLUME = `${PROGRAM}-podinfo`;
+const PODINFO_DIR = DEFAULT_ANNOTATIONS_FILE.slice(0, DEFAULT_ANNOTATIONS_FILE.lastIndexOf('/'));
+const PODINFO_FILE = DEFAULT_ANNOTATIONS_FILE.slice(PODINFO_DIR.length + 1);
+
+function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[], settings: InjectSettings): string[] {
+  const { workload } = pod;
   const { podSpec } = workload;
-  const containers = jobContainers(workload);
+  const containers = pod.jobs.map((job) => job.node);
   if (containers.length !== 1) {
     const names = containers.map((container) => text(get(container, 'name')) ?? '(unnamed)').join(', ');
     return [
       containers.length === 0
         ? 'its pod has no container to wrap'
-        : `its pod has ${containers.length} job containers (${names}): the first to end would stop the proxy for the others. ` +
-          'Wrap the one that ends last by hand (istio-job-run -- its command), or make the proxy a native sidecar (--inject --native)',
+        : `its pod has ${containers.length} job containers (${names}): the first to end would stop the sidecar for the others. ` +
+          'Wrap the one that ends last by hand (istio-job-run -- its command), or make the sidecar a native one',
     ];
   }
   const container = containers[0] as YAMLMap;
   const name = text(get(container, 'name')) ?? '(unnamed)';
   const problems: string[] = [];
   const command = get(container, 'command');
-  if (command === undefined) {
+  const entrypoint = settings.entrypoints?.get(name);
+  if (command === undefined && entrypoint === undefined) {
     problems.push(
       `container ${name} has no command, so its image's ENTRYPOINT runs, which the manifest does not show: ` +
-        'set command to that ENTRYPOINT (args stay as they are) and run --inject again, or use --inject --native',
+        `give it with ${ENTRYPOINT_FLAG} ${name}=ENTRYPOINT (the words of the image's ENTRYPOINT; args stay as they are)` +
+        (left.some((sidecar) => sidecar.kind === ISTIO) ? ', or use --inject --native' : ''),
     );
-  } else if (!isSeq(command) || !command.items.every((item) => isScalar(item))) {
+  } else if (command !== undefined && (!isSeq(command) || !command.items.every((item) => isScalar(item)))) {
     problems.push(`container ${name}: its command is not a list of strings --inject can prefix: write it as one`);
+  } else if (command !== undefined && entrypoint !== undefined) {
+    problems.push(`container ${name} has a command already: ${ENTRYPOINT_FLAG} ${name}=... is for a container without one`);
   }
   const lists: [Node, string, Node | undefined][] = [
     [podSpec, 'volumes', get(podSpec, 'volumes')],
@@ -118,25 +221,78 @@ function addWrapper(editor: Editor, workload: Workload, image: string): string[]
   if (named(get(podSpec, 'initContainers'), 'name', INSTALLER)) problems.push(`the pod already has an init container named ${INSTALLER}`);
   if (named(get(container, 'volumeMounts'), 'mountPath', MOUNT_PATH))
     problems.push(`container ${name} already mounts something at ${MOUNT_PATH}`);
+  for (const sidecar of left) {
+    if (sidecar.noQuit === true)
+      problems.push(`${sidecar.why} runs a release of the ${sidecar.kind.label} without a quit endpoint: move to its v2 image (--quitquitquit), or make it a native sidecar`);
+  }
+  const viaAnnotations = left.filter((sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined);
+  const mountsPodinfo = items(get(container, 'volumeMounts')).some((mount) => text(get(mount, 'mountPath')) === PODINFO_DIR);
+  if (viaAnnotations.length > 0 && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
+    problems.push(`the pod already has a volume named ${PODINFO_VOLUME}: rename it`);
   if (problems.length > 0) return problems;
 
-  const prefix = [WRAPPER_PATH, ...(workload.restartPolicy === 'OnFailure' ? [`--${OPTIONS.quit.flag}`, 'on-success'] : []), '--'];
-  editor.prepend(command as YAMLSeq, DEPTH.containerList, prefix);
+  // --also for the declared auth proxies, with their ports when the pod moves them.
+  const also = left
+    .filter((sidecar) => sidecar.container !== undefined)
+    .map((sidecar) => {
+      const ports = sidecar.kind.listeners.map((listener, index) => (index === sidecar.kind.quit.listener ? sidecar.quitPort : listener.port));
+      const moved = ports.some((port, index) => port !== sidecar.kind.listeners[index]?.port);
+      return moved ? [sidecar.kind.name, ...ports].join(':') : sidecar.kind.name;
+    });
+  const prefix = [
+    WRAPPER_PATH,
+    ...(workload.restartPolicy === 'OnFailure' ? [`--${OPTIONS.quit.flag}`, 'on-success'] : []),
+    ...also.flatMap((entry) => [`--${OPTIONS.also.flag}`, entry]),
+    '--',
+  ];
+  if (command !== undefined) editor.prepend(command as YAMLSeq, DEPTH.containerList, prefix);
+  else editor.addPair(container, DEPTH.container, 'command', [...prefix, ...(entrypoint ?? [])]);
   addToList(editor, container, DEPTH.container, 'volumeMounts', { name: VOLUME, mountPath: MOUNT_PATH, readOnly: true });
   addToList(editor, container, DEPTH.container, 'env', {
     name: STATUS_VARIABLE,
     valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
   });
   addToList(editor, podSpec, DEPTH.podSpec, 'volumes', { name: VOLUME, emptyDir: {} });
-  addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(image));
+  if (viaAnnotations.length > 0 && !mountsPodinfo) {
+    addToList(editor, container, DEPTH.container, 'volumeMounts', { name: PODINFO_VOLUME, mountPath: PODINFO_DIR, readOnly: true });
+    addToList(editor, podSpec, DEPTH.podSpec, 'volumes', {
+      name: PODINFO_VOLUME,
+      downwardAPI: { items: [{ path: PODINFO_FILE, fieldRef: { fieldPath: 'metadata.annotations' } }] },
+    });
+  }
+  addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
+  // The quit of an injected kind that the pod leaves off: switched on, so the wrapper's quit is answered.
+  const switches = viaAnnotations.flatMap((sidecar) => {
+    const quitSwitch = sidecar.kind.template.quitSwitch;
+    return sidecar.quitOn !== true && typeof quitSwitch === 'object' && 'annotation' in quitSwitch ? [[quitSwitch.annotation, quitSwitch.truthy[0] ?? 'true'] as const] : [];
+  });
+  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit.
+  for (const sidecar of left) {
+    const args = get(sidecar.container, 'args');
+    if (sidecar.container === undefined || !isSeq(args)) continue;
+    const words = items(args).map((item) => text(item) ?? '');
+    const missing = ['--quitquitquit', '--health-check'].filter((flag) => !words.some((word) => word === flag || word.startsWith(`${flag}=`)));
+    for (const flag of missing) editor.append(args as YAMLSeq, DEPTH.containerList, flag);
+  }
+  if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
   return [];
 }
 
-/** An item appended to the list under KEY, or the key added with a list of it. */
-function addToList(editor: Editor, owner: YAMLMap, depth: number, key: string, value: Value): void {
-  const list = get(owner, key);
-  if (isSeq(list)) editor.append(list, depth + 1, value);
-  else editor.addPair(owner, depth, key, [value]);
+/** Annotations added to the pod template (its metadata or annotations map made where missing). */
+function addAnnotations(editor: GuardedEditor, workload: Workload, values: Record<string, string>): void {
+  const metadataPair = pairOf(workload.template, 'metadata');
+  const metadata = metadataPair?.value;
+  const annotations = get(metadata, 'annotations');
+  if (metadataPair === undefined) editor.addPair(workload.template, DEPTH.template, 'metadata', { annotations: values }, pairOf(workload.template, 'spec'));
+  else if (pairOf(metadata, 'annotations') === undefined && editable(metadata)) editor.addPair(metadata as YAMLMap, DEPTH.metadata, 'annotations', values);
+  else if (editable(annotations) && !isSeq(annotations)) {
+    for (const [key, value] of Object.entries(values)) editor.addPair(annotations as YAMLMap, DEPTH.annotations, key, value);
+  }
+}
+
+/** An item appended to the list under KEY, or the key added with a list of it (items of one key gathered first). */
+function addToList(editor: GuardedEditor, owner: YAMLMap, depth: number, key: string, value: Value): void {
+  editor.addItem(owner, depth, key, value);
 }
 
 /**

@@ -111,12 +111,13 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   ];
   const jobs = containers.filter((container) => !container.init && container.name !== PROXY_CONTAINER && !sidecarNodes.has(container.node));
   // A script that quits or waits for a kind the manifest does not show: the author expects that sidecar.
-  for (const container of containers) {
+  const known = containers.map((container) => ({ ...container, aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars)) }));
+  for (const container of known) {
     for (const aimed of container.aimed) {
       if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
       sidecars.push(expected(aimed.kind, annotations));
     }
-    for (const wrapper of container.scriptWrappers) {
+    for (const wrapper of [...container.scriptWrappers, ...(container.wrapper === undefined ? [] : [container.wrapper])]) {
       if (wrapper.program === 'linkerd-await' && !sidecars.some((sidecar) => sidecar.kind.name === 'linkerd'))
         sidecars.push(expected(kindNamed('linkerd'), annotations));
     }
@@ -236,7 +237,7 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
     const image = text(get(node, 'image')) ?? '';
     const repository = basename(image.replace(/[@:][^/]*$/, ''));
     const { words } = argvOf(node);
-    const programs = words.filter((word) => !word.startsWith('-')).map(basename);
+    const programs = programsOf(words);
     const program = programs.find((word) => markers.programs.includes(word));
     if (!markers.images.some((name) => repository.includes(name)) && program === undefined) continue;
     const quitSwitch = kind.template.quitSwitch;
@@ -259,6 +260,19 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
     });
   }
   return found;
+}
+
+/** The programs a command runs: its first word, and the command of an init or kubexit in front of it. */
+function programsOf(words: readonly string[]): string[] {
+  const programs: string[] = [];
+  for (let at = 0; at < words.length && programs.length < 4; ) {
+    const program = basename(words[at] as string);
+    programs.push(program);
+    if (!INITS.has(program) && program !== 'kubexit') break;
+    at++;
+    while (at < words.length && (words[at] as string).startsWith('-')) if (words[at++] === '--') break;
+  }
+  return programs;
 }
 
 /** A container's command read: its wrapper, and the script of its shell. */

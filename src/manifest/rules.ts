@@ -469,13 +469,17 @@ function notEnabled(sidecar: PodSidecar): string {
   return `this quits the ${sidecar.kind.label}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
 }
 
-/** The classic sidecars the manifest shows that nothing in the pod tells to quit. */
-export function unstopped(pod: Pod): PodSidecar[] {
+/**
+ * The classic sidecars the manifest shows that nothing in the pod tells to quit. A script YAML folded or the
+ * shell rejects counts as stopping them for --check (its own rule says why its quit never runs), not for --inject.
+ */
+export function unstopped(pod: Pod, { brokenScriptsCount } = { brokenScriptsCount: true }): PodSidecar[] {
   return pod.sidecars.filter((sidecar) => {
     if (sidecar.form !== 'classic' || !sidecar.known || sidecar.kubexit === true) return false;
     for (const container of pod.jobs) {
-      // A script YAML folded or the shell rejects: its own rule says why its quit never runs.
-      if ((container.script?.joined.length ?? 0) > 0 || container.script?.facts.syntaxError !== undefined) return false;
+      const broken = (container.script?.joined.length ?? 0) > 0 || container.script?.facts.syntaxError !== undefined;
+      if (broken && brokenScriptsCount) return false;
+      if (broken) continue;
       const stops = container.wrapper?.stops;
       if (stops === 'all' || stops?.includes(sidecar.kind.name as never)) return false;
       for (const quit of quitsOf(container)) if (quit.kind === undefined || quit.kind === sidecar.kind) return false;

@@ -373,6 +373,8 @@ function list(node: SyntaxNode, state: State, collected: Collected, offset: Plac
   if (leftWorked && operator.type === '||') rightState.onlyOnFailure = true;
   const lastBefore = collected.lastOnFailure;
   statement(right, rightState, collected, offset);
+  // `quit || true`: the status is the one `true` gives, whatever the quit's; still the quit's doing.
+  if (operator.type === '||' && /^\s*(true|:)\s*$/.test(right.text) && lastBefore?.what === 'request') collected.lastOnFailure = lastBefore;
   state.afterWork = rightState.afterWork;
   state.errexit = rightState.errexit;
   state.statusVariables = rightState.statusVariables;
