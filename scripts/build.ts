@@ -97,6 +97,28 @@ const noHttp2: esbuild.Plugin = {
   },
 };
 
+/**
+ * The shell parser for bundles. Its two WebAssembly files, inlined: src/manifest/shell-grammar.ts reads them from
+ * node_modules when run from source; in a bundle its place is taken by their bytes (esbuild's binary loader).
+ */
+export const shellGrammarInline: esbuild.Plugin = {
+  name: 'shell-grammar-inline',
+  setup(build) {
+    // Its CommonJS build: the ES module one imports node:module with import(), which a script of the
+    // executable cannot (src/sea-assets.ts).
+    build.onResolve({ filter: /^web-tree-sitter$/ }, () => ({ path: join(root, 'node_modules', 'web-tree-sitter', 'web-tree-sitter.cjs') }));
+    build.onLoad({ filter: /[\\/]shell-grammar\.ts$/ }, () => ({
+      contents: [
+        "import runtime from 'web-tree-sitter/web-tree-sitter.wasm';",
+        "import bash from 'tree-sitter-bash/tree-sitter-bash.wasm';",
+        'export const grammarFiles = () => ({ runtime, bash });',
+      ].join('\n'),
+      loader: 'ts',
+      resolveDir: root,
+    }));
+  },
+};
+
 export interface Scripts {
   /** The single executable's main script (src/sea-main.ts): it runs the app from its asset. */
   readonly main: string;
@@ -120,7 +142,7 @@ export async function bundleJs(dir: string): Promise<Scripts> {
     ...(await esbuildCommonJs('src/sea-main.ts', main, [])),
     ...(await esbuildCommonJs('src/index.ts', app, [apart])),
     ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
-    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [])),
+    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [shellGrammarInline])),
   ];
   return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
 }
@@ -137,6 +159,7 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
     platform: 'node',
     format: 'cjs',
     target: 'node24',
+    loader: { '.wasm': 'binary' },
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { PLUGIN_NAME } from '../src/manifest/select.ts';
 import { PROGRAM } from '../src/self.ts';
-import { dist, version } from './build.ts';
+import { dist, shellGrammarInline, version } from './build.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { root } from './pinned-node.ts';
 import { npmComponent, npmPackageDirs, OURS_REF, ours, uniqueComponents } from './provenance.ts';
@@ -38,6 +38,8 @@ export async function writeNpmPackage(outDir: string): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     metafile: true,
+    plugins: [shellGrammarInline],
+    loader: { '.wasm': 'binary' },
     define: { ISTIO_JOB_RUN_VERSION: JSON.stringify(version) },
   });
   const inputs = Object.keys(result.metafile.inputs);

@@ -7,11 +7,17 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { inject, INSTALLER, MOUNT_PATH, VOLUME, WRAPPER_PATH } from '../../src/manifest/inject.ts';
+import type { InjectedNamespaces } from '../../src/manifest/pod.ts';
 import { check } from '../../src/manifest/rules.ts';
+import { loadShellParser } from '../../src/manifest/shell.ts';
 import { root } from '../support/process.ts';
 import { source } from '../support/manifest.ts';
 
 const IMAGE = 'registry.example/istio-job-run:9.9.9';
+/** As --injected-namespaces '*' says: every namespace injects Istio, so a plain Job gets a classic sidecar. */
+const EVERYWHERE: InjectedNamespaces = new Map([['istio', new Set(['*'])]]);
+
+await loadShellParser();
 const PLAIN = `# The nightly report: comments, quoting and octal modes stay as written.
 apiVersion: batch/v1
 kind: Job
@@ -49,7 +55,7 @@ spec:
 `;
 
 function injected(text: string, native = false): string {
-  const result = inject(source(text), { image: IMAGE, native });
+  const result = inject(source(text), { image: IMAGE, native, namespaces: EVERYWHERE });
   assert.equal(result.kind, 'done', result.kind === 'refused' ? result.problems.join('\n') : '');
   return (result as { text: string }).text;
 }
@@ -120,11 +126,11 @@ describe('--inject of a plain Job', () => {
   test('idempotent, and --check finds no unwrapped pod in it', () => {
     assert.equal(injected(out), out);
     assert.deepEqual(
-      check(source(out)).filter((finding) => finding.rule === 'unwrapped'),
+      check(source(out), { namespaces: EVERYWHERE }).filter((finding) => finding.rule === 'unwrapped'),
       [],
     );
     assert.ok(
-      check(source(PLAIN)).some((finding) => finding.rule === 'unwrapped'),
+      check(source(PLAIN), { namespaces: EVERYWHERE }).some((finding) => finding.rule === 'unwrapped'),
       'the input was unwrapped',
     );
   });
@@ -136,7 +142,7 @@ describe('--inject keeps to the shape of what it edits', () => {
     const container = (parse(out.slice(0, out.indexOf('---'))) as { spec: { template: { spec: { containers: { command: string[] }[] } } } })
       .spec.template.spec.containers[0];
     assert.deepEqual(container?.command, [WRAPPER_PATH, '--quit', 'on-success', '--', '/bin/sh', '-c']);
-    assert.deepEqual(check(source(out)), []);
+    assert.deepEqual(check(source(out), { namespaces: EVERYWHERE }), []);
   });
   test('a CronJob with indented block lists, no volumes and no env: keys added at its indentation', () => {
     const cron = [
@@ -225,7 +231,7 @@ describe('--inject --native', () => {
     const added = out.split('\n').filter((line) => !PLAIN.split('\n').includes(line));
     assert.deepEqual(added, ['      annotations:', '        sidecar.istio.io/nativeSidecar: "true"']);
     assert.equal(injected(out, true), out);
-    assert.deepEqual(check(source(out)), []);
+    assert.deepEqual(check(source(out), { namespaces: EVERYWHERE }), []);
   });
   test('a template without metadata gets it before its spec', () => {
     const text = PLAIN.replace('    metadata:\n      labels: {app: report}\n', '');
@@ -237,7 +243,7 @@ describe('--inject --native', () => {
   });
   test('an explicit nativeSidecar: "false" is refused', () => {
     const text = PLAIN.replace('labels: {app: report}', 'annotations: {sidecar.istio.io/nativeSidecar: "false"}');
-    const result = inject(source(text), { image: IMAGE, native: true });
+    const result = inject(source(text), { image: IMAGE, native: true, namespaces: EVERYWHERE });
     assert.equal(result.kind, 'refused');
   });
 });
@@ -252,7 +258,7 @@ describe('--inject refuses what it cannot rewrite safely, naming the file, line 
     [
       'two job containers',
       PLAIN.replace('      containers:\n', '      containers:\n      - {name: second, image: y, command: [z]}\n'),
-      /2 job containers \(second, job\).*first to end would stop the proxy/,
+      /2 job containers \(second, job\).*first to end would stop the sidecar/,
     ],
     [
       'a volume already named like the emptyDir',
@@ -268,7 +274,7 @@ describe('--inject refuses what it cannot rewrite safely, naming the file, line 
   ];
   for (const [name, text, message] of refusals) {
     test(name, () => {
-      const result = inject(source(text), { image: IMAGE, native: false });
+      const result = inject(source(text), { image: IMAGE, native: false, namespaces: EVERYWHERE });
       assert.equal(result.kind, 'refused');
       const problems = result.kind === 'refused' ? result.problems : [];
       assert.equal(problems.length, 1);
@@ -278,6 +284,6 @@ describe('--inject refuses what it cannot rewrite safely, naming the file, line 
   }
   test('--native needs no command', () => {
     const text = PLAIN.replace('        command: ["/bin/sh", "-c"]\n', '');
-    assert.equal(inject(source(text), { image: IMAGE, native: true }).kind, 'done');
+    assert.equal(inject(source(text), { image: IMAGE, native: true, namespaces: EVERYWHERE }).kind, 'done');
   });
 });
