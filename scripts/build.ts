@@ -106,7 +106,9 @@ export const shellGrammarInline: esbuild.Plugin = {
   setup(build) {
     // Its CommonJS build: the ES module one imports node:module with import(), which a script of the
     // executable cannot (src/sea-assets.ts).
-    build.onResolve({ filter: /^web-tree-sitter$/ }, () => ({ path: join(root, 'node_modules', 'web-tree-sitter', 'web-tree-sitter.cjs') }));
+    build.onResolve({ filter: /^web-tree-sitter$/ }, () => ({
+      path: join(root, 'node_modules', 'web-tree-sitter', 'web-tree-sitter.cjs'),
+    }));
     build.onLoad({ filter: /[\\/]shell-grammar\.ts$/ }, () => ({
       contents: [
         "import runtime from 'web-tree-sitter/web-tree-sitter.wasm';",

@@ -74,7 +74,10 @@ export interface TemplateMarkers {
   /** An annotation whose true value means the injector adds only an init container, no sidecar. */
   readonly initOnly?: string;
   /** What switches the quit endpoint on: always, an annotation with its values, or a flag of the declared container. */
-  readonly quitSwitch: 'always' | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean } | { readonly flag: string };
+  readonly quitSwitch:
+    | 'always'
+    | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean }
+    | { readonly flag: string };
   /** Where the pod moves the quit listener's port: an annotation, or a flag of the declared container. */
   readonly quitPort?: { readonly annotation: string } | { readonly flag: string };
   /** A container the user declares: its image's repository name or its program name. */

@@ -223,9 +223,13 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     problems.push(`container ${name} already mounts something at ${MOUNT_PATH}`);
   for (const sidecar of left) {
     if (sidecar.noQuit === true)
-      problems.push(`${sidecar.why} runs a release of the ${sidecar.kind.label} without a quit endpoint: move to its v2 image (--quitquitquit), or make it a native sidecar`);
+      problems.push(
+        `${sidecar.why} runs a release of the ${sidecar.kind.label} without a quit endpoint: move to its v2 image (--quitquitquit), or make it a native sidecar`,
+      );
   }
-  const viaAnnotations = left.filter((sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined);
+  const viaAnnotations = left.filter(
+    (sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined,
+  );
   const mountsPodinfo = items(get(container, 'volumeMounts')).some((mount) => text(get(mount, 'mountPath')) === PODINFO_DIR);
   if (viaAnnotations.length > 0 && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
     problems.push(`the pod already has a volume named ${PODINFO_VOLUME}: rename it`);
@@ -235,7 +239,9 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   const also = left
     .filter((sidecar) => sidecar.container !== undefined)
     .map((sidecar) => {
-      const ports = sidecar.kind.listeners.map((listener, index) => (index === sidecar.kind.quit.listener ? sidecar.quitPort : listener.port));
+      const ports = sidecar.kind.listeners.map((listener, index) =>
+        index === sidecar.kind.quit.listener ? sidecar.quitPort : listener.port,
+      );
       const moved = ports.some((port, index) => port !== sidecar.kind.listeners[index]?.port);
       return moved ? [sidecar.kind.name, ...ports].join(':') : sidecar.kind.name;
     });
@@ -264,14 +270,18 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   // The quit of an injected kind that the pod leaves off: switched on, so the wrapper's quit is answered.
   const switches = viaAnnotations.flatMap((sidecar) => {
     const quitSwitch = sidecar.kind.template.quitSwitch;
-    return sidecar.quitOn !== true && typeof quitSwitch === 'object' && 'annotation' in quitSwitch ? [[quitSwitch.annotation, quitSwitch.truthy[0] ?? 'true'] as const] : [];
+    return sidecar.quitOn !== true && typeof quitSwitch === 'object' && 'annotation' in quitSwitch
+      ? [[quitSwitch.annotation, quitSwitch.truthy[0] ?? 'true'] as const]
+      : [];
   });
   // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit.
   for (const sidecar of left) {
     const args = get(sidecar.container, 'args');
     if (sidecar.container === undefined || !isSeq(args)) continue;
     const words = items(args).map((item) => text(item) ?? '');
-    const missing = ['--quitquitquit', '--health-check'].filter((flag) => !words.some((word) => word === flag || word.startsWith(`${flag}=`)));
+    const missing = ['--quitquitquit', '--health-check'].filter(
+      (flag) => !words.some((word) => word === flag || word.startsWith(`${flag}=`)),
+    );
     for (const flag of missing) editor.append(args as YAMLSeq, DEPTH.containerList, flag);
   }
   if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
@@ -283,8 +293,10 @@ function addAnnotations(editor: GuardedEditor, workload: Workload, values: Recor
   const metadataPair = pairOf(workload.template, 'metadata');
   const metadata = metadataPair?.value;
   const annotations = get(metadata, 'annotations');
-  if (metadataPair === undefined) editor.addPair(workload.template, DEPTH.template, 'metadata', { annotations: values }, pairOf(workload.template, 'spec'));
-  else if (pairOf(metadata, 'annotations') === undefined && editable(metadata)) editor.addPair(metadata as YAMLMap, DEPTH.metadata, 'annotations', values);
+  if (metadataPair === undefined)
+    editor.addPair(workload.template, DEPTH.template, 'metadata', { annotations: values }, pairOf(workload.template, 'spec'));
+  else if (pairOf(metadata, 'annotations') === undefined && editable(metadata))
+    editor.addPair(metadata as YAMLMap, DEPTH.metadata, 'annotations', values);
   else if (editable(annotations) && !isSeq(annotations)) {
     for (const [key, value] of Object.entries(values)) editor.addPair(annotations as YAMLMap, DEPTH.annotations, key, value);
   }

@@ -123,7 +123,13 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
     }
   }
   const resolved = containers.map((container) => ({ ...container, aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars)) }));
-  return { workload, sidecars, containers: resolved, jobs: resolved.filter((container) => jobs.some((job) => job.node === container.node)), annotations };
+  return {
+    workload,
+    sidecars,
+    containers: resolved,
+    jobs: resolved.filter((container) => jobs.some((job) => job.node === container.node)),
+    annotations,
+  };
 }
 
 /** A sidecar its injector adds: the pod asks for it, is already injected, or its namespace injects. */
@@ -140,8 +146,12 @@ function injected(
   if (markers.inject !== undefined) {
     const { truthy } = markers.inject;
     const decided =
-      markers.inject.labels.map((key) => ['label', key, labels.get(key)] as const).find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
-      markers.inject.annotations.map((key) => ['annotation', key, annotations.get(key)] as const).find(([, , found]) => found !== undefined && found.value.trim() !== '');
+      markers.inject.labels
+        .map((key) => ['label', key, labels.get(key)] as const)
+        .find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
+      markers.inject.annotations
+        .map((key) => ['annotation', key, annotations.get(key)] as const)
+        .find(([, , found]) => found !== undefined && found.value.trim() !== '');
     if (decided !== undefined) {
       const [where, key, found] = decided;
       asked = truthy.includes((found?.value ?? '').trim().toLowerCase());
@@ -174,7 +184,8 @@ function injected(
     }
   }
   if (asked !== true || why === undefined) return [];
-  if (markers.initOnly !== undefined && ['true', '1', 't'].includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? '')) return [];
+  if (markers.initOnly !== undefined && ['true', '1', 't'].includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? ''))
+    return [];
   return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
 }
 
@@ -244,7 +255,12 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
     const flag = typeof quitSwitch === 'object' && 'flag' in quitSwitch ? quitSwitch.flag : undefined;
     const portFlag = kind.template.quitPort !== undefined && 'flag' in kind.template.quitPort ? kind.template.quitPort.flag : undefined;
     const portWord = portFlag === undefined ? undefined : words.findIndex((word) => word === portFlag || word.startsWith(`${portFlag}=`));
-    const portText = portWord === undefined || portWord < 0 ? undefined : (words[portWord] as string).includes('=') ? (words[portWord] as string).split('=')[1] : words[portWord + 1];
+    const portText =
+      portWord === undefined || portWord < 0
+        ? undefined
+        : (words[portWord] as string).includes('=')
+          ? (words[portWord] as string).split('=')[1]
+          : words[portWord + 1];
     const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
     const quitOn = flag === undefined ? true : words.some((word) => word === flag || word === `${flag}=true`);
     found.push({
@@ -256,7 +272,9 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
       quitPort: Number(portText) > 0 ? Number(portText) : (kind.listeners[kind.quit.listener]?.port ?? 0),
       container: node,
       ...(noQuit ? { noQuit } : {}),
-      ...(programs.includes('kubexit') && items(get(node, 'env')).some((env) => text(get(env, 'name')) === 'KUBEXIT_DEATH_DEPS') ? { kubexit: true } : {}),
+      ...(programs.includes('kubexit') && items(get(node, 'env')).some((env) => text(get(env, 'name')) === 'KUBEXIT_DEATH_DEPS')
+        ? { kubexit: true }
+        : {}),
     });
   }
   return found;
@@ -300,7 +318,11 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
         if (word === '--') break;
         if (!word.includes('=') && !/^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy)$/.test(word)) child++;
       }
-      wrapper = { program, stops: wrapperStops(program, rest, node), ...(words[child] === undefined ? {} : { child: words[child] as string }) };
+      wrapper = {
+        program,
+        stops: wrapperStops(program, rest, node),
+        ...(words[child] === undefined ? {} : { child: words[child] as string }),
+      };
       at = child;
     } else break;
   }
@@ -336,7 +358,9 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     }
   }
   const lineAt = (row: number, column: number): number =>
-    script === undefined ? lineOf(source, pairOf(node, 'command') ?? node) : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
+    script === undefined
+      ? lineOf(source, pairOf(node, 'command') ?? node)
+      : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
   const aimed: Aimed[] = [];
   for (const request of script?.facts.requests ?? []) {
     const line = lineAt(request.place.row, request.place.column);
@@ -374,7 +398,9 @@ function wrapperStops(program: string, args: readonly string[], container: Node)
   if (program === 'linkerd-await') return args.some((arg) => arg === '--shutdown' || arg === '-S') ? ['linkerd'] : [];
   if (program === 'kubexit' || program === 'scuttle') return 'all';
   // istio-job-run: Istio unless --sidecar none, the kinds of --also, and those of the pod's annotations file.
-  const env = new Map(items(get(container, 'env')).map((entry) => [text(get(entry, 'name')) ?? '', text(get(entry, 'value')) ?? ''] as const));
+  const env = new Map(
+    items(get(container, 'env')).map((entry) => [text(get(entry, 'name')) ?? '', text(get(entry, 'value')) ?? ''] as const),
+  );
   const stops: KindName[] = [];
   const sidecar = optionValue(args, OPTIONS.sidecar.flag) ?? env.get(OPTIONS.sidecar.env);
   if (sidecar?.trim().toLowerCase() !== 'none') stops.push('istio');
@@ -384,7 +410,8 @@ function wrapperStops(program: string, args: readonly string[], container: Node)
     if (SIDECAR_KINDS.some((kind) => kind.name === name)) stops.push(name as KindName);
   }
   const mounts = items(get(container, 'volumeMounts')).map((mount) => text(get(mount, 'mountPath')) ?? '');
-  const annotationsFile = optionValue(args, OPTIONS.podAnnotations.flag) ?? env.get(OPTIONS.podAnnotations.env) ?? OPTIONS.podAnnotations.default;
+  const annotationsFile =
+    optionValue(args, OPTIONS.podAnnotations.flag) ?? env.get(OPTIONS.podAnnotations.env) ?? OPTIONS.podAnnotations.default;
   if (mounts.some((path) => path !== '' && annotationsFile.startsWith(`${path.replace(/\/$/, '')}/`))) {
     for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) if (kind.fromAnnotations !== undefined) stops.push(kind.name as KindName);
   }
@@ -418,7 +445,12 @@ function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[]): Aimed {
       ? { ...aimed, what: 'wait', kind: ISTIO }
       : { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
   }
-  if (request.program !== undefined) return { ...aimed, what: 'quit', kind: kinds.find((kind) => kind.template.container?.programs.includes(request.program ?? '')) ?? ISTIO };
+  if (request.program !== undefined)
+    return {
+      ...aimed,
+      what: 'quit',
+      kind: kinds.find((kind) => kind.template.container?.programs.includes(request.program ?? '')) ?? ISTIO,
+    };
   const path = request.path ?? '/';
   const port = request.port;
   if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };

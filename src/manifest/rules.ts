@@ -9,7 +9,16 @@ import { PROXY_CONTAINER } from '../mode.ts';
 import { OPTIONS } from '../options-table.ts';
 import { PROGRAM } from '../self.ts';
 import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
-import { argvOf, type Aimed, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from './pod.ts';
+import {
+  argvOf,
+  type Aimed,
+  type ContainerFacts,
+  ENVOY_ADMIN_PORT,
+  type InjectedNamespaces,
+  type Pod,
+  type PodSidecar,
+  readPod,
+} from './pod.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from './source.ts';
 import { workloads } from './workloads.ts';
 
@@ -57,12 +66,18 @@ const ROWS = [
         for (const container of pod.containers) {
           const preStop = pairOf(get(container.node, 'lifecycle'), 'preStop');
           if (quitPath(preStop?.value)) {
-            report(preStop, `container ${container.name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`);
+            report(
+              preStop,
+              `container ${container.name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`,
+            );
           }
         }
         for (const { key, pair, value } of yamlAnnotations(pod)) {
           if (scalarsUnder(value, 'preStop').some((string) => quitPathIn(string))) {
-            report(pair, `${key} declares a preStop hook that quits the sidecar, which runs only when the pod is being stopped: remove it and ${WRAP}`);
+            report(
+              pair,
+              `${key} declares a preStop hook that quits the sidecar, which runs only when the pod is being stopped: remove it and ${WRAP}`,
+            );
           }
         }
       }
@@ -147,7 +162,9 @@ const ROWS = [
                 'so the retry runs without it: add --quit on-success (or set restartPolicy: Never)',
             );
           }
-          const quit = quitsOf(container).find((found) => found.runs.onFailure && !found.runs.conditional && (found.runs.afterWork || found.runs.trap !== undefined));
+          const quit = quitsOf(container).find(
+            (found) => found.runs.onFailure && !found.runs.conditional && (found.runs.afterWork || found.runs.trap !== undefined),
+          );
           if (quit === undefined) continue;
           report(
             quit.line,
@@ -176,9 +193,18 @@ const ROWS = [
           const stops = container.wrapper?.stops;
           if (stops === undefined || stops === 'all') continue;
           for (const sidecar of pod.sidecars) {
-            if (!stops.includes(sidecar.kind.name as never) || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind)) continue;
+            if (
+              !stops.includes(sidecar.kind.name as never) ||
+              sidecar.quitOn !== false ||
+              sidecar.form === 'native' ||
+              told.has(sidecar.kind)
+            )
+              continue;
             told.add(sidecar.kind);
-            report(pairOf(container.node, 'command') ?? container.node, `container ${container.name}: ${container.wrapper?.program} ${notEnabled(sidecar)}`);
+            report(
+              pairOf(container.node, 'command') ?? container.node,
+              `container ${container.name}: ${container.wrapper?.program} ${notEnabled(sidecar)}`,
+            );
           }
         }
       }
@@ -258,7 +284,10 @@ const ROWS = [
         const left = unstopped(pod);
         if (left.length === 0) continue;
         const job = pod.jobs[0];
-        const at = job === undefined ? pairOf(pod.workload.template, 'spec')?.key : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
+        const at =
+          job === undefined
+            ? pairOf(pod.workload.template, 'spec')?.key
+            : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
         const { kind, name, templatePath } = pod.workload;
         const what = left.map((sidecar) => `${sidecar.kind.label} (${sidecar.why})`).join(' and ');
         const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
@@ -308,7 +337,9 @@ const ROWS = [
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
-          const wait = container.aimed.find((aimed) => aimed.what === 'wait' && aimed.request.runs.afterWork && aimed.request.runs.trap === undefined);
+          const wait = container.aimed.find(
+            (aimed) => aimed.what === 'wait' && aimed.request.runs.afterWork && aimed.request.runs.trap === undefined,
+          );
           if (wait === undefined || wrongWrapper(container, wait.line)) continue;
           report(
             wait.line,
@@ -330,12 +361,16 @@ const ROWS = [
       for (const pod of pods) {
         for (const container of pod.containers) {
           for (const aimed of container.aimed) if (aimed.envoyAdmin === true) report(aimed.line, message(container.name));
-          if (container.script === undefined && argvOf(container.node).words.some((word) => word.includes(`:${ENVOY_ADMIN_PORT}${ISTIO.quit.path}`)))
+          if (
+            container.script === undefined &&
+            argvOf(container.node).words.some((word) => word.includes(`:${ENVOY_ADMIN_PORT}${ISTIO.quit.path}`))
+          )
             report(pairOf(container.node, 'args') ?? pairOf(container.node, 'command'), message(container.name));
           for (const hook of ['preStop', 'postStart']) {
             const httpGet = getIn(container.node, ['lifecycle', hook, 'httpGet']);
             const port = pairOf(httpGet, 'port');
-            if (text(get(httpGet, 'path'))?.includes(ISTIO.quit.path.slice(1)) && text(port?.value) === String(ENVOY_ADMIN_PORT)) report(port, message(container.name));
+            if (text(get(httpGet, 'path'))?.includes(ISTIO.quit.path.slice(1)) && text(port?.value) === String(ENVOY_ADMIN_PORT))
+              report(port, message(container.name));
           }
         }
       }
@@ -344,7 +379,7 @@ const ROWS = [
   {
     id: 'shell-syntax',
     level: 'warning',
-    finds: "a script the shell would reject: it fails at once, and its other checks were skipped",
+    finds: 'a script the shell would reject: it fails at once, and its other checks were skipped',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {
@@ -363,7 +398,8 @@ const ROWS = [
     level: 'warning',
     finds: "a podFailurePolicy that the sidecar's exit codes can trip",
     check: ({ pods }, report) => {
-      for (const pod of pods) if (pod.workload.kind !== 'Pod' && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) podFailurePolicy(pod, report);
+      for (const pod of pods)
+        if (pod.workload.kind !== 'Pod' && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) podFailurePolicy(pod, report);
     },
   },
   {
@@ -436,14 +472,18 @@ function scriptLine(container: ContainerFacts, row: number, column: number): num
 }
 
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
-function quitsOf(container: ContainerFacts): { line: number; kind?: SidecarKind | undefined; runs: Aimed["request"]["runs"] }[] {
+function quitsOf(container: ContainerFacts): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs'] }[] {
   return [
     ...container.aimed
       .filter((aimed) => aimed.what === 'quit')
       .map((aimed) => ({ line: aimed.line, ...(aimed.kind === undefined ? {} : { kind: aimed.kind }), runs: aimed.request.runs })),
     ...container.scriptWrappers
       .filter((wrapper) => wrapper.quits)
-      .map((wrapper) => ({ line: wrapper.line, ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}), runs: wrapper.runs })),
+      .map((wrapper) => ({
+        line: wrapper.line,
+        ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}),
+        runs: wrapper.runs,
+      })),
   ];
 }
 
@@ -452,7 +492,9 @@ const kindOf = (name: string): SidecarKind | undefined => KINDS.find((kind) => k
 
 /** Whether a wrapper of the script at this line runs a command that is not the job. */
 function wrongWrapper(container: ContainerFacts, line: number): boolean {
-  return container.scriptWrappers.some((wrapper) => wrapper.line === line && wrapper.quits && (wrapper.child === undefined || TRIVIAL.has(basename(wrapper.child))));
+  return container.scriptWrappers.some(
+    (wrapper) => wrapper.line === line && wrapper.quits && (wrapper.child === undefined || TRIVIAL.has(basename(wrapper.child))),
+  );
 }
 
 /** How messages name the sidecar a quit goes to: its kind, or every classic one of the pod. */
@@ -492,7 +534,8 @@ export function unstopped(pod: Pod, { brokenScriptsCount } = { brokenScriptsCoun
 function fixFor(sidecar: PodSidecar, templatePath: string): string {
   const native = sidecar.kind.template.native?.[0];
   if (native !== undefined) return `set ${native}: "true" on ${templatePath} (a native sidecar, Kubernetes 1.29+)`;
-  if (sidecar.container !== undefined) return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
+  if (sidecar.container !== undefined)
+    return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
   return '';
 }
 
@@ -570,7 +613,8 @@ function podFailurePolicy(pod: Pod, report: Report): void {
   if (workload.restartPolicy !== 'Never') {
     for (const field of ['podFailurePolicy', 'backoffLimitPerIndex']) {
       const pair = pairOf(workload.jobSpec, field);
-      if (pair !== undefined) report(pair, `${field} needs restartPolicy: Never (this pod template has ${workload.restartPolicy ?? 'none'})`);
+      if (pair !== undefined)
+        report(pair, `${field} needs restartPolicy: Never (this pod template has ${workload.restartPolicy ?? 'none'})`);
     }
   }
   const jobs = pod.jobs.map((container) => container.name);

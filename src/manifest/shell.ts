@@ -88,9 +88,39 @@ export interface ShellOptions {
 
 /** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
 const NOT_WORK = new Set([
-  'echo', 'printf', 'sleep', 'set', 'trap', 'export', 'unset', 'local', 'readonly', 'declare', 'typeset', 'shift',
-  'true', ':', 'cd', 'pwd', 'test', '[', '[[', 'command', 'type', 'hash', 'umask', 'wait', 'date', 'source', '.',
-  'return', 'break', 'continue', 'let', 'eval', 'which',
+  'echo',
+  'printf',
+  'sleep',
+  'set',
+  'trap',
+  'export',
+  'unset',
+  'local',
+  'readonly',
+  'declare',
+  'typeset',
+  'shift',
+  'true',
+  ':',
+  'cd',
+  'pwd',
+  'test',
+  '[',
+  '[[',
+  'command',
+  'type',
+  'hash',
+  'umask',
+  'wait',
+  'date',
+  'source',
+  '.',
+  'return',
+  'break',
+  'continue',
+  'let',
+  'eval',
+  'which',
 ]);
 /** The wrappers that run a command and stop sidecars after it. */
 export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
@@ -285,7 +315,8 @@ function statement(node: SyntaxNode, state: State, collected: Collected, offset:
       return;
     case 'pipeline': {
       // Only the last command's status counts (without pipefail), but each runs.
-      for (const child of node.namedChildren) if (child !== null) statement(child, { ...state, conditional: state.conditional }, collected, offset);
+      for (const child of node.namedChildren)
+        if (child !== null) statement(child, { ...state, conditional: state.conditional }, collected, offset);
       return;
     }
     case 'negated_command':
@@ -315,7 +346,8 @@ function statement(node: SyntaxNode, state: State, collected: Collected, offset:
       for (let i = 0; i < node.childCount; i++) {
         const child = node.child(i);
         if (child === null || !child.isNamed) continue;
-        const tested = node.fieldNameForChild(i) === 'condition' || (node.type === 'case_statement' && node.fieldNameForChild(i) === 'value');
+        const tested =
+          node.fieldNameForChild(i) === 'condition' || (node.type === 'case_statement' && node.fieldNameForChild(i) === 'value');
         statement(child, tested ? { ...inner, errexit: false } : inner, collected, offset);
       }
       state.afterWork ||= inner.afterWork;
@@ -449,7 +481,10 @@ function command(node: SyntaxNode, state: State, collected: Collected, offset: P
     const child = childOf(words.slice(1));
     collected.wrappers.push({
       program,
-      quits: program === 'istio-job-run' || program === 'scuttle' || (program === 'linkerd-await' && words.some((word) => word === '--shutdown' || word === '-S')),
+      quits:
+        program === 'istio-job-run' ||
+        program === 'scuttle' ||
+        (program === 'linkerd-await' && words.some((word) => word === '--shutdown' || word === '-S')),
       ...(child === undefined ? {} : { child }),
       place,
       runs: runsOf(state),
@@ -466,7 +501,14 @@ function command(node: SyntaxNode, state: State, collected: Collected, offset: P
     return;
   }
   if (NOT_WORK.has(program) || program === '') {
-    if (program !== 'echo' && program !== 'printf' && program !== 'sleep' && !state.conditional && !state.onlyOnSuccess && state.failureGoesOn) {
+    if (
+      program !== 'echo' &&
+      program !== 'printf' &&
+      program !== 'sleep' &&
+      !state.conditional &&
+      !state.onlyOnSuccess &&
+      state.failureGoesOn
+    ) {
       collected.lastOnFailure = { place, what: 'other' };
     }
     return;
@@ -552,8 +594,15 @@ function requestOf(program: string, args: readonly string[], state: State, place
       else if (program === 'wget' && /^--post-(data|file)(=|$)/.test(arg)) {
         method = 'POST';
         if (!arg.includes('=')) i++;
-      } else if (program === 'wget' && /^--method(=|$)/.test(arg)) method = (arg.includes('=') ? arg.slice(9) : (args[++i] ?? method)).toUpperCase();
-      else if (/^-(H|o|O|u|w|m|A|e|b|c|T|x|K|U|Y|y|E)$/.test(arg) || /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|timeout|tries|output-document|header|cacert|cert|key)$/.test(arg)) i++;
+      } else if (program === 'wget' && /^--method(=|$)/.test(arg))
+        method = (arg.includes('=') ? arg.slice(9) : (args[++i] ?? method)).toUpperCase();
+      else if (
+        /^-(H|o|O|u|w|m|A|e|b|c|T|x|K|U|Y|y|E)$/.test(arg) ||
+        /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|timeout|tries|output-document|header|cacert|cert|key)$/.test(
+          arg,
+        )
+      )
+        i++;
       else if (!arg.startsWith('-')) {
         const match = LOOPBACK_URL.exec(arg);
         if (match !== null && url === undefined) url = match;

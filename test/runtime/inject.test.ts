@@ -1,6 +1,6 @@
-// --inject's output as a real pod: a plain Job (a shell command in the base image, no wrapper) rewritten by the
-// built executable, its pod template played in podman with the istio-job-run image as the init container's and
-// the stand-in of istio-proxy as the classic sidecar. The pod completes, the job's exit code kept.
+// --inject's output as a real pod: a plain Job that asks for injection (a shell command in the base image, no
+// wrapper) rewritten by the built executable, its pod template played in podman with the istio-job-run image as
+// the init container's and the stand-in of istio-proxy as the classic sidecar. The pod completes, the job's exit code kept.
 // Run by `npm run e2e:runtime` (needs root and Debian's podman runc catatonit iptables busybox-static).
 
 import assert from 'node:assert/strict';
@@ -29,6 +29,8 @@ metadata:
   name: plain
 spec:
   template:
+    metadata:
+      labels: {sidecar.istio.io/inject: "true"}
     spec:
       restartPolicy: Never
       containers:

@@ -170,14 +170,20 @@ const CASES: readonly Case[] = [
   {
     name: 'a trap that quits, then exits 0',
     rule: 'exit-code-lost',
-    yaml: job(pod('command: ["bash", "-c"]\nargs:\n- |\n  quit() {\n    curl -XPOST 127.0.0.1:15020/quitquitquit\n    exit 0\n  }\n  trap quit ERR EXIT\n  ./task.sh\n')),
+    yaml: job(
+      pod(
+        'command: ["bash", "-c"]\nargs:\n- |\n  quit() {\n    curl -XPOST 127.0.0.1:15020/quitquitquit\n    exit 0\n  }\n  trap quit ERR EXIT\n  ./task.sh\n',
+      ),
+    ),
     expect: { at: 'exit 0', level: 'error' },
   },
   {
     name: 'a script that keeps its code',
     rule: 'exit-code-lost',
     yaml: job(
-      pod('command: ["/bin/sh", "-c"]\nargs:\n- |\n  ./task.sh\n  code=$?\n  curl -fsS -X POST http://127.0.0.1:15020/quitquitquit\n  exit $code'),
+      pod(
+        'command: ["/bin/sh", "-c"]\nargs:\n- |\n  ./task.sh\n  code=$?\n  curl -fsS -X POST http://127.0.0.1:15020/quitquitquit\n  exit $code',
+      ),
     ),
   },
   {
@@ -188,12 +194,21 @@ const CASES: readonly Case[] = [
   {
     name: 'a script under set -e whose last line is the quit',
     rule: 'exit-code-lost',
-    yaml: job(pod('command: ["bash", "-c"]\nargs:\n- |\n  set -euo pipefail\n  ./task.sh\n  curl -X POST http://127.0.0.1:15020/quitquitquit\n', 'OnFailure')),
+    yaml: job(
+      pod(
+        'command: ["bash", "-c"]\nargs:\n- |\n  set -euo pipefail\n  ./task.sh\n  curl -X POST http://127.0.0.1:15020/quitquitquit\n',
+        'OnFailure',
+      ),
+    ),
   },
   {
     name: 'a trap on EXIT that keeps the status',
     rule: 'exit-code-lost',
-    yaml: job(pod('command: ["bash", "-c"]\nargs:\n- |\n  trap "rc=\\$?; curl -XPOST localhost:15020/quitquitquit; exit \\$rc" EXIT\n  ./task.sh\n')),
+    yaml: job(
+      pod(
+        'command: ["bash", "-c"]\nargs:\n- |\n  trap "rc=\\$?; curl -XPOST localhost:15020/quitquitquit; exit \\$rc" EXIT\n  ./task.sh\n',
+      ),
+    ),
   },
   {
     name: 'a semicolon inside quotes',
@@ -210,7 +225,9 @@ const CASES: readonly Case[] = [
   {
     name: 'a quit at the end of a set -e script under Never',
     rule: 'quit-skipped-on-failure',
-    yaml: job(pod('command: ["sh", "-c"]\nargs:\n- |\n  set -e\n  ./migrate\n  wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit\n')),
+    yaml: job(
+      pod('command: ["sh", "-c"]\nargs:\n- |\n  set -e\n  ./migrate\n  wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit\n'),
+    ),
     expect: { at: 'wget', level: 'error' },
   },
   {
@@ -220,9 +237,11 @@ const CASES: readonly Case[] = [
     expect: { at: 'command:', level: 'error' },
   },
   {
-    name: "a Dapr shutdown after &&",
+    name: 'a Dapr shutdown after &&',
     rule: 'quit-skipped-on-failure',
-    yaml: job(pod('command: ["sh", "-c", "./task && curl -X POST localhost:3500/v1.0/shutdown"]'), { podMeta: 'annotations:\n  dapr.io/enabled: "true"' }),
+    yaml: job(pod('command: ["sh", "-c", "./task && curl -X POST localhost:3500/v1.0/shutdown"]'), {
+      podMeta: 'annotations:\n  dapr.io/enabled: "true"',
+    }),
     expect: { at: 'command:', level: 'error' },
   },
   {
@@ -251,13 +270,20 @@ const CASES: readonly Case[] = [
   {
     name: 'OnFailure with a script that quits after a failure too',
     rule: 'onfailure-quit-always',
-    yaml: job(pod('command: ["/bin/sh", "-c"]\nargs: ["./task; x=$(echo $?); curl -sf -XPOST http://127.0.0.1:15020/quitquitquit && exit $x"]', 'OnFailure')),
+    yaml: job(
+      pod(
+        'command: ["/bin/sh", "-c"]\nargs: ["./task; x=$(echo $?); curl -sf -XPOST http://127.0.0.1:15020/quitquitquit && exit $x"]',
+        'OnFailure',
+      ),
+    ),
     expect: { at: 'args:', level: 'error' },
   },
   {
     name: 'OnFailure with a quit in a trap on EXIT',
     rule: 'onfailure-quit-always',
-    yaml: job(pod('command: ["bash", "-c"]\nargs:\n- |\n  trap "curl -XPOST localhost:15020/quitquitquit" EXIT\n  ./task.sh\n', 'OnFailure')),
+    yaml: job(
+      pod('command: ["bash", "-c"]\nargs:\n- |\n  trap "curl -XPOST localhost:15020/quitquitquit" EXIT\n  ./task.sh\n', 'OnFailure'),
+    ),
     expect: { at: 'trap', level: 'error' },
   },
   {
@@ -280,7 +306,9 @@ const CASES: readonly Case[] = [
   {
     name: 'a Linkerd shutdown without proxy-admin-shutdown',
     rule: 'quit-not-enabled',
-    yaml: job(pod(`command: ["sh", "-c", "${TRAP('http://127.0.0.1:4191/shutdown')} ./task"]`), { podMeta: 'annotations:\n  linkerd.io/inject: enabled' }),
+    yaml: job(pod(`command: ["sh", "-c", "${TRAP('http://127.0.0.1:4191/shutdown')} ./task"]`), {
+      podMeta: 'annotations:\n  linkerd.io/inject: enabled',
+    }),
     expect: { at: 'command:', level: 'error' },
   },
   {
@@ -390,13 +418,23 @@ const CASES: readonly Case[] = [
   {
     name: 'a readiness wait after the work',
     rule: 'wait-after-work',
-    yaml: job(pod(`command: ["bash", "-ec"]\nargs:\n- |\n  psql -c 'select 1'\n  until curl -fsI http://localhost:15021/healthz/ready; do sleep 3; done\n  curl -X POST http://localhost:15020/quitquitquit\n`, 'OnFailure')),
+    yaml: job(
+      pod(
+        `command: ["bash", "-ec"]\nargs:\n- |\n  psql -c 'select 1'\n  until curl -fsI http://localhost:15021/healthz/ready; do sleep 3; done\n  curl -X POST http://localhost:15020/quitquitquit\n`,
+        'OnFailure',
+      ),
+    ),
     expect: { at: 'until curl', level: 'warning' },
   },
   {
     name: 'a readiness wait before the work',
     rule: 'wait-after-work',
-    yaml: job(pod(`command: ["bash", "-ec"]\nargs:\n- |\n  until curl -fsI http://localhost:15021/healthz/ready; do sleep 3; done\n  psql -c 'select 1'\n  curl -X POST http://localhost:15020/quitquitquit\n`, 'OnFailure')),
+    yaml: job(
+      pod(
+        `command: ["bash", "-ec"]\nargs:\n- |\n  until curl -fsI http://localhost:15021/healthz/ready; do sleep 3; done\n  psql -c 'select 1'\n  curl -X POST http://localhost:15020/quitquitquit\n`,
+        'OnFailure',
+      ),
+    ),
   },
   // shell-syntax
   {
@@ -431,7 +469,10 @@ const CASES: readonly Case[] = [
   {
     name: 'an onExitCodes rule without containerName',
     rule: 'pod-failure-policy-container',
-    yaml: job(pod(WRAPPED), { podMeta: INJECTED, jobSpec: 'podFailurePolicy:\n  rules:\n  - action: FailJob\n    onExitCodes: {operator: In, values: [42]}' }),
+    yaml: job(pod(WRAPPED), {
+      podMeta: INJECTED,
+      jobSpec: 'podFailurePolicy:\n  rules:\n  - action: FailJob\n    onExitCodes: {operator: In, values: [42]}',
+    }),
     expect: { at: 'onExitCodes', level: 'warning' },
   },
   {
@@ -538,7 +579,9 @@ const CASES: readonly Case[] = [
   {
     name: 'a declared Cloud SQL proxy container',
     rule: 'unwrapped',
-    yaml: job(`restartPolicy: Never\ncontainers:\n${container('command: ["./task.sh"]')}\n${container('args: ["--quitquitquit"]', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`),
+    yaml: job(
+      `restartPolicy: Never\ncontainers:\n${container('command: ["./task.sh"]')}\n${container('args: ["--quitquitquit"]', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
+    ),
     expect: { at: 'command: ["./task.sh"]', level: 'error' },
   },
   {
@@ -584,12 +627,16 @@ const CASES: readonly Case[] = [
   {
     name: 'a native Cloud SQL proxy',
     rule: 'unwrapped',
-    yaml: job(`restartPolicy: Never\ncontainers:\n${container('command: ["./task.sh"]')}\ninitContainers:\n${container('restartPolicy: Always', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`),
+    yaml: job(
+      `restartPolicy: Never\ncontainers:\n${container('command: ["./task.sh"]')}\ninitContainers:\n${container('restartPolicy: Always', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
+    ),
   },
   {
     name: 'a Job with native Istio sidecars',
     rule: 'unwrapped',
-    yaml: job(pod('command: ["./task.sh"]'), { podMeta: 'annotations:\n  sidecar.istio.io/nativeSidecar: "true"\n  sidecar.istio.io/inject: "true"' }),
+    yaml: job(pod('command: ["./task.sh"]'), {
+      podMeta: 'annotations:\n  sidecar.istio.io/nativeSidecar: "true"\n  sidecar.istio.io/inject: "true"',
+    }),
   },
   {
     name: 'a Job with injection off',
@@ -607,7 +654,9 @@ const CASES: readonly Case[] = [
   {
     name: 'a Job that uses scuttle',
     rule: 'unwrapped',
-    yaml: job(pod('command: ["scuttle", "./task.sh"]\nenv: [{name: ENVOY_ADMIN_API, value: "http://127.0.0.1:15000"}]'), { podMeta: INJECTED }),
+    yaml: job(pod('command: ["scuttle", "./task.sh"]\nenv: [{name: ENVOY_ADMIN_API, value: "http://127.0.0.1:15000"}]'), {
+      podMeta: INJECTED,
+    }),
   },
   {
     name: 'a Pod that restarts always (a server)',
