@@ -287,3 +287,74 @@ describe('--inject refuses what it cannot rewrite safely, naming the file, line 
     assert.equal(inject(source(text), { image: IMAGE, native: true, namespaces: EVERYWHERE }).kind, 'done');
   });
 });
+
+describe('--inject per sidecar kind', () => {
+  const job = (podMeta: string, containers: string, restartPolicy = 'Never'): string =>
+    [
+      'kind: Job',
+      'metadata: {name: j}',
+      'spec:',
+      '  template:',
+      `    metadata: ${podMeta}`,
+      '    spec:',
+      `      restartPolicy: ${restartPolicy}`,
+      '      containers:',
+      containers,
+      '',
+    ].join('\n');
+  const podOf = (text: string): Record<string, unknown> & { containers: Record<string, unknown>[]; volumes: Record<string, unknown>[] } =>
+    (parse(text) as { spec: { template: { spec: never } } }).spec.template.spec;
+
+  test('Linkerd: the pod annotations as a file for the wrapper, and the shutdown switched on', () => {
+    const out = injected(job('{annotations: {linkerd.io/inject: enabled}}', '      - {name: job, image: x, command: [./task]}'));
+    const template = (parse(out) as { spec: { template: { metadata: { annotations: Record<string, string> } } } }).spec.template;
+    assert.equal(template.metadata.annotations['config.linkerd.io/proxy-admin-shutdown'], 'enabled');
+    const pod = podOf(out);
+    assert.deepEqual(pod.containers[0]?.['command'], [WRAPPER_PATH, '--', './task']);
+    assert.ok(
+      pod.volumes.some((volume) => JSON.stringify(volume).includes('"fieldPath":"metadata.annotations"')),
+      'a downwardAPI volume of metadata.annotations',
+    );
+    assert.ok(JSON.stringify(pod.containers[0]?.['volumeMounts']).includes('"mountPath":"/etc/podinfo"'));
+    assert.equal(injected(out), out);
+    assert.deepEqual(check(source(out)), []);
+  });
+  test('a declared Cloud SQL proxy: --also with its moved admin port, and the flags it needs', () => {
+    const out = injected(
+      job(
+        '{}',
+        [
+          '      - {name: job, image: x, command: [./task]}',
+          '      - name: proxy',
+          '        image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1',
+          '        args: ["--admin-port=9191", "p:r:i"]',
+        ].join('\n'),
+      ),
+    );
+    const pod = podOf(out);
+    assert.deepEqual(pod.containers[0]?.['command'], [WRAPPER_PATH, '--also', 'cloud-sql-proxy:9090:9191', '--', './task']);
+    assert.deepEqual(pod.containers[1]?.['args'], ['--admin-port=9191', 'p:r:i', '--quitquitquit', '--health-check']);
+    assert.deepEqual(check(source(out)), []);
+  });
+  test('a container under linkerd-await is left as it is, and said so', () => {
+    const text = job('{annotations: {linkerd.io/inject: enabled}}', '      - {name: job, image: x, command: [/linkerd-await, --, ./task]}');
+    const result = inject(source(text), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done');
+    assert.equal((result as { text: string }).text, text);
+    assert.match((result as { notes: string[] }).notes.join('\n'), /left as it is: container job already runs under linkerd-await/);
+  });
+  test('a Job with no marker of any sidecar comes out byte for byte', () => {
+    const text = job('{}', '      - {name: job, image: x, command: [./task]}');
+    assert.equal(inject(source(text), { image: IMAGE, native: false }).kind, 'done');
+    assert.equal((inject(source(text), { image: IMAGE, native: false }) as { text: string }).text, text);
+  });
+  test('a container with args only: refused, naming the option that gives its command; with it, rewritten', () => {
+    const text = job('{labels: {sidecar.istio.io/inject: "true"}}', '      - {name: job, image: x, args: [--now]}');
+    const refused = inject(source(text), { image: IMAGE, native: false });
+    assert.equal(refused.kind, 'refused');
+    assert.match(refused.kind === 'refused' ? (refused.problems[0] ?? '') : '', /--entrypoint job=ENTRYPOINT/);
+    const out = inject(source(text), { image: IMAGE, native: false, entrypoints: new Map([['job', ['/app/run']]]) });
+    assert.equal(out.kind, 'done');
+    assert.deepEqual(podOf((out as { text: string }).text).containers[0]?.['command'], [WRAPPER_PATH, '--', '/app/run']);
+  });
+});
