@@ -70,12 +70,48 @@ export function rulesTable(): string {
   return lines.join('\n');
 }
 
+/** How --check and --inject recognise each kind in a pod template, from the kinds table's template markers. */
+export function markersTable(): string {
+  const lines = [
+    row(['sidecar', 'the pod gets it when', 'native when', 'its quit answers when']),
+    row(['---', '---', '---', '---']),
+  ];
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    const markers = kind.template;
+    const asked: string[] = [];
+    if (markers.inject !== undefined) {
+      const keys = [...markers.inject.labels.map((key) => `label ${code(key)}`), ...markers.inject.annotations.map((key) => `annotation ${code(key)}`)];
+      asked.push(`${keys.join(' or ')} (first found) is ${markers.inject.truthy.map(code).join(', ')}`);
+    }
+    if (markers.revisionLabel !== undefined) asked.push(`label ${code(markers.revisionLabel)} is set`);
+    if (markers.injectedAnnotation !== undefined) asked.push(`already injected (${code(markers.injectedAnnotation)})`);
+    if (markers.container !== undefined) {
+      asked.push(`a container runs image ${markers.container.images.map(code).join(', ')} or program ${markers.container.programs.map(code).join(', ')}`);
+    }
+    if (markers.inject !== undefined) asked.push('its namespace is in `--injected-namespaces`');
+    const native = [
+      ...(markers.native ?? []).map((key) => `${code(key)}: "true"`),
+      ...(markers.container === undefined ? [] : ['an init container with `restartPolicy: Always`']),
+    ];
+    const quitSwitch = markers.quitSwitch;
+    const quit =
+      quitSwitch === 'always'
+        ? 'always'
+        : 'flag' in quitSwitch
+          ? `its container has ${code(quitSwitch.flag)}`
+          : `${code(quitSwitch.annotation)} is ${quitSwitch.truthy.map(code).join(', ')}${quitSwitch.byDefault ? ' or unset' : ''}`;
+    const none = markers.initOnly === undefined ? '' : `; none when ${code(markers.initOnly)} is true`;
+    lines.push(row([code(kind.name), cell(asked.join('; ') + none), cell(native.join(', ') || 'never'), cell(quit)]));
+  }
+  return lines.join('\n');
+}
+
 type Tables = Readonly<Record<string, () => string>>;
 
 /** Each file with generated tables (its path from the repository's root), and its tables by region name. */
 export const DOCS: readonly { readonly file: string; readonly tables: Tables }[] = [
   { file: 'README.md', tables: { options: optionsTable, 'sidecar-kinds': kindsTable } },
-  { file: 'docs/MANIFESTS.md', tables: { 'check-rules': rulesTable } },
+  { file: 'docs/MANIFESTS.md', tables: { 'check-rules': rulesTable, 'sidecar-markers': markersTable } },
 ];
 
 /** TEXT with each marked table of TABLES replaced by what its function writes now; an error names a missing marker. */

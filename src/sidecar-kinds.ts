@@ -78,6 +78,8 @@ export interface TemplateMarkers {
     | 'always'
     | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean }
     | { readonly flag: string };
+  /** The methods its quit endpoint acts on (others answer 405 or 400 and stop nothing); undefined: any. */
+  readonly quitMethods?: readonly string[];
   /** Where the pod moves the quit listener's port: an annotation, or a flag of the declared container. */
   readonly quitPort?: { readonly annotation: string } | { readonly flag: string };
   /** A container the user declares: its image's repository name or its program name. */
@@ -149,6 +151,7 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: 'sidecar.istio.io/status',
       native: ['sidecar.istio.io/nativeSidecar'],
       quitSwitch: 'always',
+      quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
     },
     label: 'proxy',
@@ -176,6 +179,7 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: 'linkerd.io/proxy-version',
       native: LINKERD_NATIVE,
       quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
+      quitMethods: ['POST'],
     },
     label: 'linkerd-proxy',
     listeners: [{ name: 'admin', port: 4191 }],
@@ -209,6 +213,7 @@ export const SIDECAR_KINDS = [
     name: 'cloud-sql-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
       noQuitPrograms: ['cloud_sql_proxy'],
@@ -227,6 +232,7 @@ export const SIDECAR_KINDS = [
     name: 'alloydb-auth-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },
     },
@@ -247,6 +253,7 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: VAULT_STATUS,
       initOnly: VAULT_PRE_POPULATE_ONLY,
       quitSwitch: { annotation: VAULT_ENABLE_QUIT, truthy: PARSE_BOOL_TRUE, byDefault: false },
+      quitMethods: ['POST'],
       quitPort: { annotation: VAULT_PORT },
     },
     label: 'vault-agent',
@@ -280,6 +287,7 @@ export const SIDECAR_KINDS = [
     template: {
       inject: { labels: [], annotations: [DAPR_ENABLED], truthy: DAPR_TRUE },
       quitSwitch: 'always',
+      quitMethods: ['POST'],
       quitPort: { annotation: DAPR_PORT },
     },
     label: 'daprd',

@@ -211,6 +211,27 @@ const ROWS = [
     },
   },
   {
+    id: 'quit-wrong-method',
+    level: 'error',
+    finds: 'a quit sent with a method its endpoint does not act on (a GET to Istio\'s quitquitquit): the sidecar keeps running',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          for (const aimed of container.aimed) {
+            const methods = aimed.envoyAdmin === true ? ['POST'] : aimed.kind?.template.quitMethods;
+            const { method } = aimed.request;
+            if (aimed.what !== 'quit' || methods === undefined || methods.includes(method)) continue;
+            report(
+              aimed.line,
+              `container ${container.name}: this sends ${method} to the ${aimed.kind?.label ?? 'sidecar'}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
+                `(${method} is refused and the sidecar keeps running): ${aimed.request.via === 'wget' ? "use wget --post-data=''" : 'use curl -X POST'}, or ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
     id: 'wrapped-wrong-command',
     level: 'error',
     finds: 'a wrapper (linkerd-await --shutdown, istio-job-run) that runs a command other than the job',

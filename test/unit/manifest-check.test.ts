@@ -347,6 +347,31 @@ const CASES: readonly Case[] = [
       `restartPolicy: Never\ncontainers:\n${container(`command: ["sh", "-c", "${TRAP('http://localhost:9091/quitquitquit')} ./task"]`)}\n${container('args: ["--quitquitquit", "p:r:i"]', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
     ),
   },
+  // quit-wrong-method
+  {
+    name: "busybox wget's GET to Istio's quitquitquit",
+    rule: 'quit-wrong-method',
+    yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`)),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: "curl without -X POST to Linkerd's shutdown",
+    rule: 'quit-wrong-method',
+    yaml: job(pod(`command: ["sh", "-c", "${TRAP('http://127.0.0.1:4191/shutdown').replace('-XPOST ', '')} ./task"]`), {
+      podMeta: 'annotations:\n  linkerd.io/inject: enabled\n  config.linkerd.io/proxy-admin-shutdown: enabled',
+    }),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: "a GET to the Cloud SQL proxy's quitquitquit, which takes GET",
+    rule: 'quit-wrong-method',
+    yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; curl localhost:9091/quitquitquit; exit $rc' EXIT; ./task"]`)),
+  },
+  {
+    name: "wget --post-data to Istio's quitquitquit",
+    rule: 'quit-wrong-method',
+    yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`)),
+  },
   // wrapped-wrong-command
   {
     name: 'linkerd-await --shutdown wrapping echo after the job',

@@ -341,7 +341,7 @@ describe('--inject per sidecar kind', () => {
     const result = inject(source(text), { image: IMAGE, native: false });
     assert.equal(result.kind, 'done');
     assert.equal((result as { text: string }).text, text);
-    assert.match((result as { notes: string[] }).notes.join('\n'), /left as it is: container job already runs under linkerd-await/);
+    assert.match((result as { notes: readonly string[] }).notes.join('\n'), /left as it is: container job already runs under linkerd-await/);
   });
   test('a Job with no marker of any sidecar comes out byte for byte', () => {
     const text = job('{}', '      - {name: job, image: x, command: [./task]}');
