@@ -30,8 +30,10 @@ export class Editor {
     const text = source.text;
     const whole = text.includes('\r\n') ? '\r\n' : '\n';
     const starts = source.documents.map((document) => document.range[0]);
-    this.#eols = starts.map((start, i) => {
-      const own = text.slice(start, starts[i + 1] ?? text.length);
+    this.#eols = source.documents.map((document, i) => {
+      const start = document.range[0];
+      // Judged from its contents on: its `---` line ends as whoever joined the documents wrote it.
+      const own = text.slice(document.contents?.range?.[0] ?? start, starts[i + 1] ?? text.length);
       return { start, eol: own.includes('\r\n') ? '\r\n' : own.includes('\n') ? '\n' : whole };
     });
   }
