@@ -72,21 +72,23 @@ export function rulesTable(): string {
 
 /** How --check and --inject recognise each kind in a pod template, from the kinds table's template markers. */
 export function markersTable(): string {
-  const lines = [
-    row(['sidecar', 'the pod gets it when', 'native when', 'its quit answers when']),
-    row(['---', '---', '---', '---']),
-  ];
+  const lines = [row(['sidecar', 'the pod gets it when', 'native when', 'its quit answers when']), row(['---', '---', '---', '---'])];
   for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
     const markers = kind.template;
     const asked: string[] = [];
     if (markers.inject !== undefined) {
-      const keys = [...markers.inject.labels.map((key) => `label ${code(key)}`), ...markers.inject.annotations.map((key) => `annotation ${code(key)}`)];
+      const keys = [
+        ...markers.inject.labels.map((key) => `label ${code(key)}`),
+        ...markers.inject.annotations.map((key) => `annotation ${code(key)}`),
+      ];
       asked.push(`${keys.join(' or ')} (first found) is ${markers.inject.truthy.map(code).join(', ')}`);
     }
     if (markers.revisionLabel !== undefined) asked.push(`label ${code(markers.revisionLabel)} is set`);
     if (markers.injectedAnnotation !== undefined) asked.push(`already injected (${code(markers.injectedAnnotation)})`);
     if (markers.container !== undefined) {
-      asked.push(`a container runs image ${markers.container.images.map(code).join(', ')} or program ${markers.container.programs.map(code).join(', ')}`);
+      asked.push(
+        `a container runs image ${markers.container.images.map(code).join(', ')} or program ${markers.container.programs.map(code).join(', ')}`,
+      );
     }
     if (markers.inject !== undefined) asked.push('its namespace is in `--injected-namespaces`');
     const native = [

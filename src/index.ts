@@ -1,5 +1,7 @@
 // The only file that touches the process: the signal handlers first (a TERM during start-up must not be
-// lost), then the launcher's relay, then main, then the exit with main's code.
+// lost), then the launcher's relay, then main, then the exit with main's code. The manifest tools (--check,
+// --inject, the kubectl plugin) take no handler: their work is synchronous, so TERM, INT and HUP keep their
+// default action and end them at once; the launcher is told so (`tool`) and does the same.
 
 import { writeSync } from 'node:fs';
 import type { Child } from './child.ts';
@@ -7,7 +9,7 @@ import { connectLauncher, startedByLauncher } from './launcher-link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
-import { invokedAs } from './manifest/select.ts';
+import { invokedAs, isManifestInvocation } from './manifest/select.ts';
 import { locateSelf } from './self.ts';
 import { createSignalRouter } from './signals.ts';
 
@@ -18,20 +20,23 @@ const log = createLogger();
 // itself (a `kill -1` of the job's, a key typed before the command took the terminal) is only noted: the launcher
 // got it too and relays it, or the kernel spared its sender.
 const launched = startedByLauncher(process.env);
-const direct = launched
-  ? { on: (signal: NodeJS.Signals) => process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: not forwarded`)) }
-  : process;
+// The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
+const name = invokedAs(launched, process.argv0);
+const tool = isManifestInvocation(process.argv.slice(2), name);
+const direct = tool
+  ? { on: () => undefined }
+  : launched
+    ? { on: (signal: NodeJS.Signals) => process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: not forwarded`)) }
+    : process;
 const signals = createSignalRouter(direct, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
 const launcher = connectLauncher(process.env, log);
-launcher?.listen(signals.receive);
+if (tool) launcher?.tool();
+else launcher?.listen(signals.receive);
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
 
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.
 const self = locateSelf(process.execPath, process.argv0);
 process.execPath = self.executable;
-
-// The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
-const name = invokedAs(launched, process.argv0);
 
 // A stray error in a callback must not kill the wrapper while the command runs: its exit would leave the
 // sidecar running.

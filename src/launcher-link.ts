@@ -22,6 +22,11 @@ export interface QuitPlan {
 interface LauncherLink {
   /** Reads the relayed signals from now on: call it once the signal router exists, and not before. */
   listen(onSignal: (signal: number, fromTerminal: boolean) => void): void;
+  /**
+   * Instead of listen, for a manifest tool (src/manifest/select.ts decides): nothing is read, and the launcher
+   * passes TERM, INT and HUP on as signals, whose default action ends this process, and exits with 128+N.
+   */
+  tool(): void;
   /** Asks the launcher to run the command: the last `command.length` arguments it was given. */
   run(command: readonly string[]): Child;
   /** The launcher's own lines follow this format from now on. */
@@ -142,6 +147,9 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
       onSignal = listener;
       channel.resume();
       send(FROM_WRAPPER.hello);
+    },
+    tool() {
+      send(FROM_WRAPPER.tool);
     },
     run(argv) {
       let settle: (outcome: Outcome) => void = () => undefined;

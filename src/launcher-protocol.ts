@@ -24,6 +24,12 @@ export const TO_WRAPPER = {
 export const FROM_WRAPPER = {
   /** `hello`: its signal handlers exist; relayed signals are read from now on. */
   hello: 'hello',
+  /**
+   * `tool`, instead of `hello`: this is a manifest tool (--check, --inject, the kubectl plugin), which reads no
+   * line: TERM, INT and HUP (ENDS_TOOL) are sent to it as signals, whose default action ends it at once, and the
+   * launcher exits with 128+N.
+   */
+  tool: 'tool',
   /** `run COUNT`: run the last COUNT arguments the launcher was given, as the command. */
   run: 'run',
   /** `kill N`: send signal N to the command. */

@@ -70,7 +70,7 @@
     !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
     !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
     !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
-    !defined(IS_FROM_TERMINAL)
+    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL)
 #error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
 #endif
 
@@ -135,6 +135,8 @@ static struct {
     int declared; /* its exit code, once done */
     long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
     int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
+    int tool;         /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
+    int stop_relayed; /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
 } wrapper = {.channel = -1, .log = -1, .declared = -1};
 
 /* The job's command. */
@@ -649,12 +651,24 @@ static void passed_on(int signo) {
     relayed.pending_behind[signo] = sigpending(&pending) == 0 && sigismember(&pending, signo);
 }
 
+/* A manifest tool (it said `tool`) is ended by TERM, INT or HUP: sent to it as the signal itself, whose default
+ * action ends it even in the middle of synchronous work; finish() then exits with 128+N. */
+static void end_tool(int signo) {
+    if (wrapper.ended || wrapper.done) return;
+    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
+}
+
 static void relay_signal(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
     if (sent_by_command(info) || repeats_last(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
+    if (wrapper.tool) {
+        if (IS_ENDS_TOOL(signo)) end_tool(signo);
+        return;
+    }
+    if (IS_ENDS_TOOL(signo)) wrapper.stop_relayed = signo;
     if (wrapper.done || wrapper.channel < 0) return;
     if (out.length > sizeof out.bytes / 2 || out.waiting > 0) {
         if (signo >= FIRST_QUEUED || out.pending[signo] == 0) {
@@ -820,6 +834,11 @@ static void handle_wrapper_line(char *line) {
         if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
             say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
         }
+    } else if (strcmp(verb, FROM_WRAPPER_TOOL) == 0) {
+        wrapper.said_hello = 1;
+        wrapper.tool = 1;
+        if (!command.ended) wrapper.deadline = 0;
+        if (wrapper.stop_relayed != 0) end_tool(wrapper.stop_relayed); /* a line it will never read */
     } else if (strcmp(verb, FROM_WRAPPER_HELLO) == 0) {
         wrapper.said_hello = 1;
         if (!command.ended) wrapper.deadline = 0;
@@ -1086,6 +1105,13 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
     char why[256];
     describe_wrapper_end(why, sizeof why, oom_before);
     int finished = wrapper.done && wrapper.declared >= 0;
+    /* A manifest tool that TERM, INT or HUP ended: 128+N, as the wrapper's own stop before a command. */
+    int tool_stopped = wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) &&
+                       IS_ENDS_TOOL(WTERMSIG(wrapper.status));
+    if (tool_stopped) {
+        flush_log(LOG_FLUSH_MS);
+        _exit(128 + WTERMSIG(wrapper.status));
+    }
     if (command.running) {
         outlive_wrapper(signal_fd);
         last_resort_quit(command.code, why);

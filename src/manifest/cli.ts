@@ -3,7 +3,7 @@
 // ...`), which is translated into the flags first, so both give the same bytes. FILE `-` is stdin (a Helm
 // post-renderer: `--post-renderer istio-job-run --post-renderer-args --inject --post-renderer-args -`).
 // Exit codes: 0 clean, 1 an error found (--check) or a pod refused (--inject), 2 a file that cannot be read or
-// parsed, or a usage error.
+// parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
 import { PROGRAM } from '../self.ts';
 import { inject } from './inject.ts';
@@ -13,8 +13,11 @@ import { loadShellParser } from './shell.ts';
 import { parseSource, type Source } from './source.ts';
 
 export interface ManifestIo {
-  /** The file's text; `-` is stdin. Throws as readFileSync does. */
-  readonly readFile: (path: string) => string;
+  /** The file's text; `-` is stdin. Throws as readFileSync does, and EFBIG as soon as it is past maxBytes. */
+  readonly readFile: (path: string, maxBytes: number) => string;
+  /** The names in a directory; undefined for anything else (stdin, a file). Throws as statSync does. */
+  readonly listDir: (path: string) => readonly string[] | undefined;
+  /** Writes all of the text; throws as writeSync does (EPIPE, ENOSPC, EBADF). */
   readonly stdout: (text: string) => void;
   /** One line, without the program's prefix. */
   readonly stderr: (line: string) => void;
@@ -23,9 +26,18 @@ export interface ManifestIo {
 const EXIT_FOUND = 1;
 const EXIT_USAGE = 2;
 
+/**
+ * The largest file read: 64 MiB, over 40 times the 1.5 MiB that etcd (so the Kubernetes API server) takes in
+ * one request. Nothing larger is a manifest; reading stops there (an endless stdin, /dev/zero).
+ */
+export const MAX_INPUT_MIB = 64;
+const MAX_INPUT_BYTES = MAX_INPUT_MIB * 1024 * 1024;
+/** What the kubectl plugin's -f DIR reads in a directory, as kubectl's -f does (not recursive, in name order). */
+const MANIFEST_FILE = /\.(ya?ml|json)$/;
+
 type Request =
   | { readonly kind: 'check'; readonly files: readonly string[] }
-  | { readonly kind: 'inject'; readonly file: string; readonly image?: string; readonly native: boolean }
+  | { readonly kind: 'inject'; readonly files: readonly string[]; readonly image?: string; readonly native: boolean }
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
@@ -33,108 +45,230 @@ type Request =
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
   const plugin = invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME;
   const request = plugin ? parsePlugin(argv) : parseFlags(argv);
-  if (request.kind === 'help') {
-    io.stdout(usage(plugin, version));
-    return 0;
-  }
+  if (request.kind === 'help') return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
   if (request.kind === 'error') {
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
   }
   await loadShellParser();
-  if (request.kind === 'check') return runCheck(request.files, io);
-  return runInject(request, `${PROGRAM}:${version}`, io);
+  const files = plugin ? expandDirectories(request.files, io) : request.files;
+  if (request.kind === 'check') return runCheck(files, io);
+  return runInject(files, request, `${PROGRAM}:${version}`, io);
 }
 
-function read(path: string, io: ManifestIo): Source | string {
+/** A file or directory that cannot be used, said as one line. */
+interface Unusable {
+  readonly problem: string;
+}
+
+/** -f DIR: the directory's .yaml, .yml and .json files in name order; every other FILE as it is. */
+function expandDirectories(files: readonly string[], io: ManifestIo): readonly (string | Unusable)[] {
+  return files.flatMap((file): (string | Unusable)[] => {
+    let names: readonly string[] | undefined;
+    try {
+      names = io.listDir(file);
+    } catch {
+      return [file]; // read as a file, which says why it cannot be
+    }
+    if (names === undefined) return [file];
+    const found = names.filter((name) => MANIFEST_FILE.test(name)).sort();
+    if (found.length === 0) return [{ problem: `${file}: a directory with no .yaml, .yml or .json file in it` }];
+    return found.map((name) => `${file.replace(/\/+$/, '')}/${name}`);
+  });
+}
+
+/** The file parsed, or one line saying why it cannot be. */
+function read(path: string | Unusable, io: ManifestIo): Source | Unusable {
+  if (typeof path !== 'string') return path;
   const name = path === '-' ? '<stdin>' : path;
   let content: string;
   try {
-    content = io.readFile(path);
+    content = io.readFile(path, MAX_INPUT_BYTES);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return `${name}: cannot be read (${code ?? (error as Error).message})`;
+    if (code === 'EFBIG') return { problem: `${name}: larger than ${MAX_INPUT_MIB} MiB, the limit of a manifest file` };
+    return { problem: `${name}: cannot be read (${code ?? (error as Error).message})` };
   }
-  const parsed = parseSource(name, content);
-  return 'error' in parsed ? parsed.error : parsed;
+  const parsed = guarded(name, () => parseSource(name, content));
+  if ('problem' in parsed) return parsed;
+  if ('error' in parsed) return { problem: parsed.error.replace(/Maximum call stack size exceeded$/, TOO_DEEP) };
+  return parsed;
 }
 
-function runCheck(files: readonly string[], io: ManifestIo): number {
+const TOO_DEEP = 'nested too deeply';
+
+/** What a file nested deeper than the stack (100,000 `[`) makes the parser or the rules throw: one line. */
+function guarded<T>(name: string, work: () => T): T | Unusable {
+  try {
+    return work();
+  } catch (error) {
+    if ((error as Error | undefined)?.name !== 'RangeError') throw error;
+    return { problem: `${name}: not YAML: ${TOO_DEEP}` };
+  }
+}
+
+type Written = 'written' | 'reader-gone' | 'failed';
+
+/** Text to stdout. A reader that left (EPIPE: `| head -1`, `grep -q`) had what it wanted: quiet. */
+function write(io: ManifestIo, text: string): Written {
+  if (text === '') return 'written';
+  try {
+    io.stdout(text);
+    return 'written';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return 'reader-gone';
+    io.stderr(`stdout cannot be written (${code ?? (error as Error).message})`);
+    return 'failed';
+  }
+}
+
+function runCheck(files: readonly (string | Unusable)[], io: ManifestIo): number {
   let code = 0;
+  let readerGone = false;
   for (const file of files) {
     const source = read(file, io);
-    if (typeof source === 'string') {
-      io.stderr(source);
+    if ('problem' in source) {
+      io.stderr(source.problem);
       code = EXIT_USAGE;
       continue;
     }
-    const findings = check(source);
+    const findings = guarded(source.name, () => check(source));
+    if ('problem' in findings) {
+      io.stderr(findings.problem);
+      code = EXIT_USAGE;
+      continue;
+    }
     const lines = findings.map((finding) => `${source.name}:${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message}\n`);
-    if (lines.length > 0) io.stdout(lines.join(''));
     if (code === 0 && findings.some((finding) => finding.level === 'error')) code = EXIT_FOUND;
+    // Once the reader is gone, the other files are still checked: the exit code is theirs too.
+    const written: Written = readerGone ? 'reader-gone' : write(io, lines.join(''));
+    if (written === 'failed') return EXIT_USAGE;
+    readerGone = written === 'reader-gone';
   }
   return code;
 }
 
-function runInject(request: Extract<Request, { kind: 'inject' }>, defaultImage: string, io: ManifestIo): number {
-  const source = read(request.file, io);
-  if (typeof source === 'string') {
-    io.stderr(source);
-    return EXIT_USAGE;
+function runInject(
+  files: readonly (string | Unusable)[],
+  request: Extract<Request, { kind: 'inject' }>,
+  defaultImage: string,
+  io: ManifestIo,
+): number {
+  const texts: string[] = [];
+  const problems: string[] = [];
+  const notes: string[] = [];
+  for (const file of files) {
+    const source = read(file, io);
+    if ('problem' in source) {
+      io.stderr(source.problem);
+      return EXIT_USAGE;
+    }
+    const result = guarded(source.name, () => inject(source, { image: request.image ?? defaultImage, native: request.native }));
+    if ('problem' in result) {
+      io.stderr(result.problem);
+      return EXIT_USAGE;
+    }
+    if (result.kind === 'refused') problems.push(...result.problems);
+    else {
+      texts.push(result.text);
+      notes.push(...result.notes);
+    }
   }
-  const result = inject(source, { image: request.image ?? defaultImage, native: request.native });
-  if (result.kind === 'refused') {
-    for (const problem of result.problems) io.stderr(problem);
-    io.stderr(
-      `--inject: nothing written: ${result.problems.length === 1 ? 'a pod' : `${result.problems.length} pods`} cannot be rewritten safely`,
-    );
+  if (problems.length > 0) {
+    for (const problem of problems) io.stderr(problem);
+    io.stderr(`--inject: nothing written: ${problems.length === 1 ? 'a pod' : `${problems.length} pods`} cannot be rewritten safely`);
     return EXIT_FOUND;
   }
-  for (const note of result.notes) io.stderr(note);
-  io.stdout(result.text);
-  return 0;
+  for (const note of notes) io.stderr(note);
+  return write(io, joinDocuments(texts)) === 'failed' ? EXIT_USAGE : 0;
 }
 
-/** --check FILE (repeatable) | --inject FILE [--image IMAGE] [--native]; `--flag=value` too. */
+/** Several files' text as one stream of YAML documents, as kubectl reads -f DIR: a `---` between two files. */
+function joinDocuments(texts: readonly string[]): string {
+  let out = texts[0] ?? '';
+  for (const text of texts.slice(1)) {
+    const eol = /\r\n/.test(text) ? '\r\n' : '\n';
+    if (out !== '' && !out.endsWith('\n')) out += eol;
+    out += (/^---(\s|$)/.test(text) ? '' : `---${eol}`) + text;
+  }
+  return out;
+}
+
+/** The value flags, and what each takes. */
+const VALUE_FLAGS: Readonly<Record<string, string>> = { '--check': 'FILE', '--inject': 'FILE', '--image': 'IMAGE' };
+const FLAGS = '--check FILE, --inject FILE, --image IMAGE, --native, --help';
+/** An argument that is a flag, not a value: `-` alone is stdin. */
+const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
+
+/**
+ * An image reference as the container runtimes take it: [HOST[:PORT]/]NAME[:TAG][@DIGEST], NAME's parts in
+ * lower case (github.com/distribution/reference).
+ */
+const IMAGE_REFERENCE =
+  /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
+
+/**
+ * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native], in any order; `--flag=value`
+ * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`.
+ */
 function parseFlags(argv: readonly string[]): Request {
   const checks: string[] = [];
   const injects: string[] = [];
   let image: string | undefined;
   let native = false;
   if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const [flag = '', inlineValue] =
-      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg];
-    if (flag === '--native') {
-      if (inlineValue !== undefined) return { kind: 'error', message: '--native: takes no value' };
-      native = true;
-      continue;
-    }
-    if (flag !== '--check' && flag !== '--inject' && flag !== '--image') {
-      return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check or --inject` };
-    }
-    const value = inlineValue ?? argv[++i];
-    if (value === undefined || value === '')
-      return { kind: 'error', message: `${flag}: needs a value (${flag} ${flag === '--image' ? 'IMAGE' : 'FILE'})` };
+  const waiting: string[] = [];
+  const take = (flag: string, value: string): Request | undefined => {
+    if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
     if (flag === '--check') checks.push(value);
     else if (flag === '--inject') injects.push(value);
+    else if (image !== undefined)
+      return { kind: 'error', message: `--image: given twice (${JSON.stringify(image)}, ${JSON.stringify(value)}): one IMAGE` };
+    else if (!IMAGE_REFERENCE.test(value))
+      return { kind: 'error', message: `--image: ${JSON.stringify(value)} is not an image reference (REGISTRY/NAME[:TAG][@DIGEST])` };
     else image = value;
+    return undefined;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
+    let problem: Request | undefined;
+    if (flag === '--native') {
+      if (inlineValue !== undefined)
+        return { kind: 'error', message: `--native: takes no value (${JSON.stringify(arg)}): it is on when given` };
+      native = true;
+    } else if (VALUE_FLAGS[flag] !== undefined) {
+      const next = argv[i + 1];
+      if (inlineValue !== undefined) problem = take(flag, inlineValue);
+      else if (next !== undefined && !flagLike(next)) problem = take(flag, argv[++i] as string);
+      else waiting.push(flag);
+    } else if (flagLike(arg)) {
+      return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check or --inject (${FLAGS})` };
+    } else {
+      const owner = waiting.shift();
+      if (owner === undefined)
+        return { kind: 'error', message: `${JSON.stringify(arg)}: a FILE goes after --check or --inject (--check ${arg})` };
+      problem = take(owner, arg);
+    }
+    if (problem !== undefined) return problem;
   }
+  const unfilled = waiting[0];
+  if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
   if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
   if (checks.length > 0) {
     if (image !== undefined || native)
       return { kind: 'error', message: `${image === undefined ? '--native' : '--image'}: goes with --inject, not --check` };
     return { kind: 'check', files: checks };
   }
-  if (injects.length !== 1)
-    return { kind: 'error', message: injects.length === 0 ? '--check FILE or --inject FILE is needed' : '--inject: one FILE at a time' };
+  if (injects.length === 0) return { kind: 'error', message: '--check FILE or --inject FILE is needed' };
   if (image !== undefined && native)
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
-  return { kind: 'inject', file: injects[0] as string, native, ...(image === undefined ? {} : { image }) };
+  return { kind: 'inject', files: injects, native, ...(image === undefined ? {} : { image }) };
 }
 
-/** `check -f FILE...` | `inject -f FILE [--image IMAGE] [--native]`, kubectl's way, into the flags. */
+/** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native]`, kubectl's way, into the flags. */
 function parsePlugin(argv: readonly string[]): Request {
   const [command, ...rest] = argv;
   if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
@@ -149,8 +283,8 @@ function parsePlugin(argv: readonly string[]): Request {
     if (file !== null) {
       const value = file[1] ?? rest[++i];
       if (value === undefined || value === '')
-        return { kind: 'error', message: `${command}: -f needs a file (-f FILE, or -f - for stdin)` };
-      flags.push(`--${command}`, value);
+        return { kind: 'error', message: `${command}: -f needs a file or directory (-f FILE, -f DIR, or -f - for stdin)` };
+      flags.push(`--${command}=${value}`);
     } else if (arg === '--help' || arg === '-h') {
       return { kind: 'help' };
     } else if (command === 'inject' && /^--(image|native)(=|$)/.test(arg)) {
@@ -163,14 +297,15 @@ function parsePlugin(argv: readonly string[]): Request {
       };
     }
   }
-  if (!flags.includes(`--${command}`)) return { kind: 'error', message: `${command}: needs -f FILE (or -f - for stdin)` };
+  if (!flags.some((flag) => flag.startsWith(`--${command}=`)))
+    return { kind: 'error', message: `${command}: needs -f FILE (or -f - for stdin)` };
   return parseFlags(flags);
 }
 
 function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
-    ? [`${PLUGIN_NAME} check -f FILE [-f FILE...]`, `${PLUGIN_NAME} inject -f FILE [--image IMAGE] [--native]`]
-    : [`${PROGRAM} --check FILE [--check FILE...]`, `${PROGRAM} --inject FILE [--image IMAGE] [--native]`];
+    ? [`${PLUGIN_NAME} check -f FILE|DIR [-f ...]`, `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native]`]
+    : [`${PROGRAM} --check FILE [--check FILE...]`, `${PROGRAM} --inject FILE [--inject FILE...] [--image IMAGE] [--native]`];
   const width = Math.max(...Object.keys(RULES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
@@ -179,6 +314,9 @@ function usage(plugin: boolean, version: string): string {
     `       ${inject}`,
     '',
     'FILE is YAML with any number of documents (a kind: List too); - reads stdin.',
+    ...(plugin ? ['-f DIR reads the .yaml, .yml and .json files in DIR (not below it), in name order.'] : []),
+    `A FILE larger than ${MAX_INPUT_MIB} MiB is refused (the Kubernetes API server takes 1.5 MiB in one`,
+    'object); so is one nested too deeply to parse. Flags go in any order; --flag=VALUE too.',
     '',
     'check: one line per finding on stdout, FILE:LINE: error|warning: RULE: what to do',
     'instead. Exit 0 without errors, 1 with one, 2 when a FILE cannot be read or parsed.',
@@ -190,8 +328,13 @@ function usage(plugin: boolean, version: string): string {
     `container from IMAGE (default ${PROGRAM}:${version}) that --installs it there, the job`,
     "container's command prefixed with it. Everything else stays byte for byte. A pod it",
     'cannot rewrite safely is named on stderr; then nothing is written and the exit is 1.',
+    'Several FILEs come out as one stream, a --- between two.',
     '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
     '(every node Kubernetes 1.29+, Istio 1.24+).',
+    '',
+    'Exit 2 also for a usage error, and for a stdout that cannot be written (a full disk,',
+    'a closed stdout); a reader that leaves early (| head -1) is not an error. TERM, INT',
+    'and HUP end it at once with 128+N (143, 130, 129).',
     '',
   ].join('\n');
 }

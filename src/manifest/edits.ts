@@ -19,14 +19,36 @@ interface Insertion {
 
 export class Editor {
   readonly #source: Source;
-  readonly #eol: string;
+  /** Where each document starts and its line ending: a file's documents may differ (one CRLF, one LF). */
+  readonly #eols: readonly { readonly start: number; readonly eol: string }[];
   /** How far a block list under a key is indented past the key, as the pod being edited writes `containers:`. */
   seqOffset = 2;
   readonly #insertions: Insertion[] = [];
 
   constructor(source: Source) {
     this.#source = source;
-    this.#eol = source.text.includes('\r\n') ? '\r\n' : '\n';
+    const text = source.text;
+    const whole = text.includes('\r\n') ? '\r\n' : '\n';
+    const starts = source.documents.map((document) => document.range[0]);
+    this.#eols = source.documents.map((document, i) => {
+      const start = document.range[0];
+      // Judged from its contents on: its `---` line ends as whoever joined the documents wrote it.
+      const own = text.slice(document.contents?.range?.[0] ?? start, starts[i + 1] ?? text.length);
+      return { start, eol: own.includes('\r\n') ? '\r\n' : own.includes('\n') ? '\n' : whole };
+    });
+  }
+
+  /**
+   * The line ending of the document an insertion at AT goes into. A document's range starts at its `---`, where
+   * the one before it ends: an insertion there (the end of a block collection) belongs to the one before.
+   */
+  #eol(at: number): string {
+    let eol = this.#eols[0]?.eol ?? '\n';
+    for (const document of this.#eols) {
+      if (document.start >= at) break;
+      eol = document.eol;
+    }
+    return eol;
   }
 
   get changed(): boolean {
@@ -57,8 +79,9 @@ export class Editor {
   /** Block lines at the end of a block collection, which ends at a line's start (or the file's end). */
   #insertLines(at: number, depth: number, lines: readonly string[]): void {
     const text = this.#source.text;
-    const lead = at > 0 && text[at - 1] !== '\n' ? this.#eol : '';
-    this.#insert(at, depth, lead + lines.map((line) => line + this.#eol).join(''));
+    const eol = this.#eol(at);
+    const lead = at > 0 && text[at - 1] !== '\n' ? eol : '';
+    this.#insert(at, depth, lead + lines.map((line) => line + eol).join(''));
   }
 
   /** Just inside a flow collection's opening bracket (after its anchor or tag, if it has one). */
@@ -76,7 +99,7 @@ export class Editor {
       return;
     }
     const pad = ' '.repeat(this.column(start));
-    this.#insert(start, depth, values.map((value) => `- ${inline(value)}${this.#eol}${pad}`).join(''));
+    this.#insert(start, depth, values.map((value) => `- ${inline(value)}${this.#eol(start)}${pad}`).join(''));
   }
 
   /** VALUE after the last item of a sequence. */
@@ -105,7 +128,7 @@ export class Editor {
     const lines = this.#pairLines(key, value, indent);
     const keyStart = (before?.key.range ?? [undefined])[0];
     if (keyStart === undefined) this.#insertLines(range[1], depth, lines);
-    else this.#insert(keyStart - this.column(keyStart), depth, lines.map((line) => line + this.#eol).join(''));
+    else this.#insert(keyStart - this.column(keyStart), depth, lines.map((line) => line + this.#eol(keyStart)).join(''));
   }
 
   #pairLines(key: string, value: Value, indent: number): string[] {

@@ -1,16 +1,21 @@
 // The manifest tools' files, stdin and stdout, as the process has them: stdin and stdout may be pipes that
-// another process opened non-blocking (a Helm post-renderer's), so reads and writes wait out EAGAIN.
+// another process opened non-blocking (a Helm post-renderer's), so reads and writes wait out EAGAIN. Every read
+// stops past its limit (an endless stdin, /dev/zero): nothing is read whole first.
 
 import { isUtf8 } from 'node:buffer';
-import { readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { writeStderr } from '../log.ts';
 import type { ManifestIo } from './cli.ts';
+import { toolName } from './select.ts';
 
-export function manifestIo(): ManifestIo {
+/** The process's files; error lines start with the name it was started by (the kubectl plugin's, or ours). */
+export function manifestIo(invokedAs: string): ManifestIo {
+  const prefix = toolName(invokedAs);
   return {
-    readFile: (path) => utf8(path === '-' ? readStdin() : readFileSync(path)),
+    readFile: (path, maxBytes) => utf8(readLimited(path, maxBytes)),
+    listDir: (path) => (path !== '-' && statSync(path).isDirectory() ? readdirSync(path) : undefined),
     stdout: (text) => writeAll(1, text),
-    stderr: (line) => writeStderr(`istio-job-run: ${line}\n`),
+    stderr: (line) => writeStderr(`${prefix}: ${line}\n`),
   };
 }
 
@@ -28,30 +33,61 @@ const pause = (): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
 };
 
-/** All of stdin, whether it is a file, a terminal or a pipe (blocking or not). */
-function readStdin(): Buffer {
+/** The bytes of PATH (`-`: stdin, a file, a terminal or a pipe, blocking or not); EFBIG past maxBytes. */
+function readLimited(path: string, maxBytes: number): Buffer {
+  const fd = path === '-' ? 0 : openSync(path, 'r');
+  try {
+    return readUpTo(fd, maxBytes);
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+}
+
+function readUpTo(fd: number, maxBytes: number): Buffer {
   const chunks: Buffer[] = [];
-  const buffer = Buffer.alloc(1 << 16);
+  let total = 0;
   for (;;) {
+    // One byte past the limit tells a file of exactly maxBytes from a larger one.
+    const buffer = Buffer.allocUnsafe(Math.min(1 << 20, maxBytes + 1 - total));
     let n: number;
     try {
-      n = readSync(0, buffer);
+      n = readSync(fd, buffer);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
         pause();
         continue;
       }
-      if ((error as NodeJS.ErrnoException).code === 'EOF') break;
+      if (code === 'EOF') break;
       throw error;
     }
     if (n === 0) break;
-    chunks.push(Buffer.from(buffer.subarray(0, n)));
+    total += n;
+    if (total > maxBytes) throw Object.assign(new Error(`larger than ${maxBytes} bytes`), { code: 'EFBIG' });
+    chunks.push(n === buffer.length ? buffer : buffer.subarray(0, n));
   }
-  return Buffer.concat(chunks);
+  return Buffer.concat(chunks, total);
 }
 
-/** Every byte, through partial writes and EAGAIN; a closed reader (EPIPE) throws. */
+/**
+ * Whether stdout was closed when the process started (`>&-`): Node, like the bundle's launcher, gives a closed
+ * fd 0-2 /dev/null opened for reading and writing, which no shell redirection does (`>/dev/null` is write-only).
+ */
+function stdoutWasClosed(): boolean {
+  try {
+    if (readlinkSync('/proc/self/fd/1') !== '/dev/null') return false;
+    const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'latin1'))?.[1];
+    return flags !== undefined && (Number.parseInt(flags, 8) & 3) === 2; // O_ACCMODE, O_RDWR
+  } catch {
+    return false;
+  }
+}
+
+let stdoutClosed: boolean | undefined;
+
+/** Every byte, through partial writes and EAGAIN; a closed reader (EPIPE), a full disk or a closed stdout throw. */
 function writeAll(fd: number, text: string): void {
+  if (fd === 1 && (stdoutClosed ??= stdoutWasClosed())) throw Object.assign(new Error('stdout is closed'), { code: 'EBADF' });
   let bytes = Buffer.from(text);
   while (bytes.length > 0) {
     try {

@@ -8,7 +8,7 @@ import { manifestIo } from './io.ts';
 type RunManifest = typeof import('./cli.ts').runManifest;
 
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string): Promise<number> {
-  return (await load())(argv, invokedAs, version, manifestIo());
+  return (await load())(argv, invokedAs, version, manifestIo(invokedAs));
 }
 
 async function load(): Promise<RunManifest> {

@@ -13,7 +13,7 @@ declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 export async function main(name: string): Promise<void> {
   const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
   const argv = process.argv.slice(2);
-  const io = manifestIo();
+  const io = manifestIo(name);
   if (name !== PLUGIN_NAME && argv.length === 1 && argv[0] === '--version') {
     io.stdout(`istio-job-run ${version}\n`);
     process.exitCode = 0;

@@ -213,7 +213,7 @@ const ROWS = [
   {
     id: 'quit-wrong-method',
     level: 'error',
-    finds: 'a quit sent with a method its endpoint does not act on (a GET to Istio\'s quitquitquit): the sidecar keeps running',
+    finds: "a quit sent with a method its endpoint does not act on (a GET to Istio's quitquitquit): the sidecar keeps running",
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {

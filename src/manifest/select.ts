@@ -3,10 +3,17 @@
 // wrapper's options are parsed. Small on purpose: it is in every start-up, the tools themselves are not.
 
 import { readFileSync } from 'node:fs';
+import { PROGRAM } from '../self.ts';
 
 /** The name krew and kubectl give the plugin: `kubectl istio-job-run ...` runs it. */
 export const PLUGIN_NAME = 'kubectl-istio_job_run';
 const MODE_FLAG = /^--(check|inject)(=|$)/;
+/**
+ * The signals that end a manifest tool at once, with 128+N: its work is synchronous, so no handler of Node's
+ * could run; the default action ends it (the bundle's launcher, told by the `tool` line, passes them on as
+ * signals and exits with 128+N). The wrapper's own signal handling is for wrapper mode only.
+ */
+export const ENDS_TOOL: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 /** The flags of --inject that may come before the mode flag. */
 const INJECT_OPTION = /^--(native|image)(=|$)/;
 
@@ -25,6 +32,10 @@ export function isManifestInvocation(argv: readonly string[], invokedAs: string)
   }
   return false;
 }
+
+/** The name a tool's error lines start with: the kubectl plugin's when run as it, else the program's. */
+export const toolName = (invokedAs: string): string =>
+  invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME ? PLUGIN_NAME : PROGRAM;
 
 /**
  * The name the executable was started by. Through the portable bundle, Node's argv0 is the launcher's resolved

@@ -370,7 +370,9 @@ const CASES: readonly Case[] = [
   {
     name: "wget --post-data to Istio's quitquitquit",
     rule: 'quit-wrong-method',
-    yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`)),
+    yaml: job(
+      pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`),
+    ),
   },
   // wrapped-wrong-command
   {

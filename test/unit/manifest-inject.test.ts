@@ -216,6 +216,24 @@ describe('--inject keeps to the shape of what it edits', () => {
     const out = injected(PLAIN.replaceAll('\n', '\r\n'));
     assert.ok(!/[^\r]\n/.test(out), 'every newline is CRLF');
   });
+  test('each document keeps its own line ending: CRLF ones and LF ones in the same file', () => {
+    const crlf = PLAIN.replaceAll('\n', '\r\n');
+    const lf = PLAIN.replaceAll('report', 'other');
+    for (const [first, second] of [
+      [crlf, lf],
+      [lf, crlf],
+    ] as const) {
+      // The separator between the two is written as the first file's, so it counts as the first's.
+      const out = injected(`${first}---${first === crlf ? '\r\n' : '\n'}${second}`);
+      const cut = out.indexOf(second.slice(0, second.indexOf('\n')));
+      const [one, two] = [out.slice(0, cut), out.slice(cut)];
+      assert.equal(one.split(WRAPPER_PATH).length, 2, 'the first Job rewritten');
+      assert.equal(two.split(WRAPPER_PATH).length, 2, 'the second Job rewritten');
+      const [crlfPart, lfPart] = first === crlf ? [one, two] : [two, one];
+      assert.ok(!/[^\r]\n/.test(crlfPart), `every newline of the CRLF documents is CRLF:\n${crlfPart}`);
+      assert.ok(!lfPart.includes('\r'), `the LF documents get no CR:\n${lfPart}`);
+    }
+  });
   test('documents without a classic sidecar are left byte for byte', () => {
     const native = PLAIN.replace('labels: {app: report}', 'annotations: {sidecar.istio.io/nativeSidecar: "true"}');
     assert.equal(injected(native), native);
@@ -341,7 +359,10 @@ describe('--inject per sidecar kind', () => {
     const result = inject(source(text), { image: IMAGE, native: false });
     assert.equal(result.kind, 'done');
     assert.equal((result as { text: string }).text, text);
-    assert.match((result as { notes: readonly string[] }).notes.join('\n'), /left as it is: container job already runs under linkerd-await/);
+    assert.match(
+      (result as { notes: readonly string[] }).notes.join('\n'),
+      /left as it is: container job already runs under linkerd-await/,
+    );
   });
   test('a Job with no marker of any sidecar comes out byte for byte', () => {
     const text = job('{}', '      - {name: job, image: x, command: [./task]}');

@@ -128,7 +128,10 @@ describe('--inject and anchors', () => {
   test('a command another document shares through an alias is never changed: the pod is refused, naming the anchor', () => {
     const result = inject(source(shared), { image: 'i', native: false });
     assert.equal(result.kind, 'refused');
-    assert.match(result.kind === 'refused' ? (result.problems[0] ?? '') : '', /Job j: .*inside &cmd \(line 13\), which an alias uses elsewhere/);
+    assert.match(
+      result.kind === 'refused' ? (result.problems[0] ?? '') : '',
+      /Job j: .*inside &cmd \(line 13\), which an alias uses elsewhere/,
+    );
   });
   test('an anchor nothing else uses is edited as any node', () => {
     const result = inject(source(shared.replace('command: *cmd}', 'command: [./serve]}')), { image: 'i', native: false });

@@ -4,6 +4,7 @@
 //   run                  relay each signal to the command, run it, say its exit code, exit
 //   silent               never say hello: a wrapper stuck at start-up
 //   version              write "fake 1.0" to stdout (as --version does), say exit code 0, exit
+//   tool                 say `tool` (a manifest tool), then stay busy synchronously for good, as a long parse
 //   die-while-running    run the command, then die of SIGKILL as soon as it runs
 //   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
 //   hang-after           run the command, then never say a code: a wrapper that stopped answering
@@ -47,6 +48,10 @@ if (modes.includes('version')) {
   writeSync(1, 'fake 1.0\n');
   link.declareExit(0);
   process.exit(0);
+} else if (modes.includes('tool')) {
+  link.tool();
+  say('busy');
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 } else if (modes.includes('silent')) {
   say('not saying hello');
 } else {
