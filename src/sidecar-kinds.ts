@@ -62,7 +62,7 @@ const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
  * How a pod template shows a sidecar of this kind before any injector ran: the labels and annotations its
  * injector reads, the annotations that make it native, what switches its quit on, or a declared container.
  */
-export interface TemplateMarkers {
+interface TemplateMarkers {
   /** Pod-template labels, then annotations, that ask for injection; the first one present decides. */
   readonly inject?: { readonly labels: readonly string[]; readonly annotations: readonly string[]; readonly truthy: Truth };
   /** A label whose presence asks for injection by a revision (Istio's istio.io/rev). */

@@ -6,8 +6,10 @@
 // parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
 import { PROGRAM } from '../self.ts';
-import { inject } from './inject.ts';
-import { check, RULES } from './rules.ts';
+import type { KindName } from '../sidecar-kinds.ts';
+import { ENTRYPOINT_FLAG, inject } from './inject.ts';
+import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
+import { type CheckSettings, check, RULES } from './rules.ts';
 import { PLUGIN_NAME } from './select.ts';
 import { loadShellParser } from './shell.ts';
 import { parseSource, type Source } from './source.ts';
@@ -21,7 +23,11 @@ export interface ManifestIo {
   readonly stdout: (text: string) => void;
   /** One line, without the program's prefix. */
   readonly stderr: (line: string) => void;
+  /** The environment (ISTIO_JOB_RUN_INJECTED_NAMESPACES); none in tests that leave it out. */
+  readonly env?: Env;
 }
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 const EXIT_FOUND = 1;
 const EXIT_USAGE = 2;
@@ -36,15 +42,21 @@ const MAX_INPUT_BYTES = MAX_INPUT_MIB * 1024 * 1024;
 const MANIFEST_FILE = /\.(ya?ml|json)$/;
 
 type Request =
-  | { readonly kind: 'check'; readonly files: readonly string[] }
-  | { readonly kind: 'inject'; readonly files: readonly string[]; readonly image?: string; readonly native: boolean }
+  | { readonly kind: 'check'; readonly files: readonly string[]; readonly settings: CheckSettings }
+  | {
+      readonly kind: 'inject';
+      readonly files: readonly string[];
+      readonly image?: string;
+      readonly native: boolean;
+      readonly settings: CheckSettings & { readonly entrypoints: ReadonlyMap<string, readonly string[]> };
+    }
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
   const plugin = invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME;
-  const request = plugin ? parsePlugin(argv) : parseFlags(argv);
+  const request = plugin ? parsePlugin(argv, io.env ?? {}) : parseFlags(argv, io.env ?? {});
   if (request.kind === 'help') return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
   if (request.kind === 'error') {
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
@@ -52,7 +64,7 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
   }
   await loadShellParser();
   const files = plugin ? expandDirectories(request.files, io) : request.files;
-  if (request.kind === 'check') return runCheck(files, io);
+  if (request.kind === 'check') return runCheck(files, request.settings, io);
   return runInject(files, request, `${PROGRAM}:${version}`, io);
 }
 
@@ -123,7 +135,7 @@ function write(io: ManifestIo, text: string): Written {
   }
 }
 
-function runCheck(files: readonly (string | Unusable)[], io: ManifestIo): number {
+function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo): number {
   let code = 0;
   let readerGone = false;
   for (const file of files) {
@@ -133,7 +145,7 @@ function runCheck(files: readonly (string | Unusable)[], io: ManifestIo): number
       code = EXIT_USAGE;
       continue;
     }
-    const findings = guarded(source.name, () => check(source));
+    const findings = guarded(source.name, () => check(source, settings));
     if ('problem' in findings) {
       io.stderr(findings.problem);
       code = EXIT_USAGE;
@@ -164,7 +176,9 @@ function runInject(
       io.stderr(source.problem);
       return EXIT_USAGE;
     }
-    const result = guarded(source.name, () => inject(source, { image: request.image ?? defaultImage, native: request.native }));
+    const result = guarded(source.name, () =>
+      inject(source, { image: request.image ?? defaultImage, native: request.native, ...request.settings }),
+    );
     if ('problem' in result) {
       io.stderr(result.problem);
       return EXIT_USAGE;
@@ -196,8 +210,15 @@ function joinDocuments(texts: readonly string[]): string {
 }
 
 /** The value flags, and what each takes. */
-const VALUE_FLAGS: Readonly<Record<string, string>> = { '--check': 'FILE', '--inject': 'FILE', '--image': 'IMAGE' };
-const FLAGS = '--check FILE, --inject FILE, --image IMAGE, --native, --help';
+const VALUE_FLAGS: Readonly<Record<string, string>> = {
+  '--check': 'FILE',
+  '--inject': 'FILE',
+  '--image': 'IMAGE',
+  [`--${INJECTED_NAMESPACES_FLAG}`]: '[KIND=]NAMESPACE,...',
+  '--namespace': 'NAMESPACE',
+  [ENTRYPOINT_FLAG]: 'CONTAINER=COMMAND',
+};
+const FLAGS = `--check FILE, --inject FILE, --image IMAGE, --native, --${INJECTED_NAMESPACES_FLAG} LIST, --namespace NAMESPACE, ${ENTRYPOINT_FLAG} CONTAINER=COMMAND, --help`;
 /** An argument that is a flag, not a value: `-` alone is stdin. */
 const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
 
@@ -212,15 +233,51 @@ const IMAGE_REFERENCE =
  * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native], in any order; `--flag=value`
  * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`.
  */
-function parseFlags(argv: readonly string[]): Request {
+function parseFlags(argv: readonly string[], env: Env): Request {
   const checks: string[] = [];
   const injects: string[] = [];
   let image: string | undefined;
   let native = false;
+  let namespace: string | undefined;
+  const namespaces = new Map<KindName, Set<string>>();
+  const entrypoints = new Map<string, readonly string[]>();
   if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (!argv.some((arg) => arg.startsWith(`--${INJECTED_NAMESPACES_FLAG}`))) {
+    const fromEnv = env[INJECTED_NAMESPACES_VARIABLE];
+    const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, namespaces);
+    if (problem !== undefined) return { kind: 'error', message: `${INJECTED_NAMESPACES_VARIABLE}: ${problem}` };
+  }
   const waiting: string[] = [];
   const take = (flag: string, value: string): Request | undefined => {
     if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
+    if (flag === `--${INJECTED_NAMESPACES_FLAG}`) {
+      const problem = addInjectedNamespaces(value, namespaces);
+      return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
+    }
+    if (flag === '--namespace') {
+      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
+        return {
+          kind: 'error',
+          message: `--namespace: ${JSON.stringify(value)} is not a namespace name (lower-case letters, digits and -)`,
+        };
+      namespace = value;
+      return undefined;
+    }
+    if (flag === ENTRYPOINT_FLAG) {
+      const at = value.indexOf('=');
+      const words = value
+        .slice(at + 1)
+        .trim()
+        .split(/\s+/)
+        .filter((word) => word !== '');
+      if (at <= 0 || words.length === 0)
+        return {
+          kind: 'error',
+          message: `${flag}: ${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`,
+        };
+      entrypoints.set(value.slice(0, at), words);
+      return undefined;
+    }
     if (flag === '--check') checks.push(value);
     else if (flag === '--inject') injects.push(value);
     else if (image !== undefined)
@@ -260,16 +317,23 @@ function parseFlags(argv: readonly string[]): Request {
   if (checks.length > 0) {
     if (image !== undefined || native)
       return { kind: 'error', message: `${image === undefined ? '--native' : '--image'}: goes with --inject, not --check` };
-    return { kind: 'check', files: checks };
+    if (entrypoints.size > 0) return { kind: 'error', message: `${ENTRYPOINT_FLAG}: goes with --inject, not --check` };
+    return { kind: 'check', files: checks, settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) } };
   }
   if (injects.length === 0) return { kind: 'error', message: '--check FILE or --inject FILE is needed' };
   if (image !== undefined && native)
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
-  return { kind: 'inject', files: injects, native, ...(image === undefined ? {} : { image }) };
+  return {
+    kind: 'inject',
+    files: injects,
+    native,
+    ...(image === undefined ? {} : { image }),
+    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
+  };
 }
 
 /** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native]`, kubectl's way, into the flags. */
-function parsePlugin(argv: readonly string[]): Request {
+function parsePlugin(argv: readonly string[], env: Env): Request {
   const [command, ...rest] = argv;
   if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
@@ -287,25 +351,36 @@ function parsePlugin(argv: readonly string[]): Request {
       flags.push(`--${command}=${value}`);
     } else if (arg === '--help' || arg === '-h') {
       return { kind: 'help' };
-    } else if (command === 'inject' && /^--(image|native)(=|$)/.test(arg)) {
+    } else if (arg === '-n') {
+      flags.push('--namespace', rest[++i] ?? '');
+    } else if (
+      /^--(namespace|injected-namespaces)(=|$)/.test(arg) ||
+      (command === 'inject' && /^--(image|native|entrypoint)(=|$)/.test(arg))
+    ) {
       flags.push(arg);
-      if (arg === '--image' && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
+      if (!arg.includes('=') && arg !== '--native' && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
     } else {
       return {
         kind: 'error',
-        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE' : '-f FILE [--image IMAGE] [--native]'})`,
+        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST]' : '-f FILE [--image IMAGE] [--native] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
       };
     }
   }
   if (!flags.some((flag) => flag.startsWith(`--${command}=`)))
     return { kind: 'error', message: `${command}: needs -f FILE (or -f - for stdin)` };
-  return parseFlags(flags);
+  return parseFlags(flags, env);
 }
 
 function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
-    ? [`${PLUGIN_NAME} check -f FILE|DIR [-f ...]`, `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native]`]
-    : [`${PROGRAM} --check FILE [--check FILE...]`, `${PROGRAM} --inject FILE [--inject FILE...] [--image IMAGE] [--native]`];
+    ? [
+        `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
+        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
+      ]
+    : [
+        `${PROGRAM} --check FILE [--check FILE...] [OPTIONS]`,
+        `${PROGRAM} --inject FILE [--inject FILE...] [--image IMAGE] [--native] [OPTIONS]`,
+      ];
   const width = Math.max(...Object.keys(RULES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
@@ -323,14 +398,22 @@ function usage(plugin: boolean, version: string): string {
     'Rules:',
     ...Object.entries(RULES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
     '',
-    'inject: writes FILE back to stdout with each Job, CronJob and bare Pod that gets',
-    'a classic Istio sidecar rewritten to run under istio-job-run: an emptyDir, an init',
-    `container from IMAGE (default ${PROGRAM}:${version}) that --installs it there, the job`,
-    "container's command prefixed with it. Everything else stays byte for byte. A pod it",
-    'cannot rewrite safely is named on stderr; then nothing is written and the exit is 1.',
-    'Several FILEs come out as one stream, a --- between two.',
+    'A pod gets a sidecar when its template shows one (an injection label or annotation,',
+    'a sidecar container); a Job that shows none is clean, unless its namespace injects:',
+    `  --${INJECTED_NAMESPACES_FLAG} [KIND=]NAMESPACE,...  namespaces whose pods get KIND (istio`,
+    `      when left out; * is every namespace); or ${INJECTED_NAMESPACES_VARIABLE}`,
+    `  ${plugin ? '-n, ' : ''}--namespace NAMESPACE  of objects that name none (default: default)`,
+    '',
+    'inject: writes FILE back to stdout with each Job, CronJob and bare Pod whose classic',
+    'sidecar nothing stops rewritten to run under istio-job-run, set up for the sidecars',
+    `it has: an emptyDir, an init container from IMAGE (default ${PROGRAM}:${version}) that`,
+    "--installs it there, the job container's command prefixed with it. Everything else",
+    'stays byte for byte. A pod it cannot rewrite safely is named on stderr; then nothing',
+    'is written and the exit is 1. Several FILEs come out as one stream, a --- between two.',
     '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
     '(every node Kubernetes 1.29+, Istio 1.24+).',
+    `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,
+    "image's ENTRYPOINT, split on spaces), so --inject can prefix it.",
     '',
     'Exit 2 also for a usage error, and for a stdout that cannot be written (a full disk,',
     'a closed stdout); a reader that leaves early (| head -1) is not an error. TERM, INT',

@@ -173,7 +173,7 @@ function addNative(editor: GuardedEditor, workload: Workload): string[] {
 }
 
 /** The downward-API volume of the pod's annotations, where the wrapper reads the injected sidecars. */
-export const PODINFO_VOLUME = `${PROGRAM}-podinfo`;
+const PODINFO_VOLUME = `${PROGRAM}-podinfo`;
 const PODINFO_DIR = DEFAULT_ANNOTATIONS_FILE.slice(0, DEFAULT_ANNOTATIONS_FILE.lastIndexOf('/'));
 const PODINFO_FILE = DEFAULT_ANNOTATIONS_FILE.slice(PODINFO_DIR.length + 1);
 

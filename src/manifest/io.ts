@@ -16,6 +16,7 @@ export function manifestIo(invokedAs: string): ManifestIo {
     listDir: (path) => (path !== '-' && statSync(path).isDirectory() ? readdirSync(path) : undefined),
     stdout: (text) => writeAll(1, text),
     stderr: (line) => writeStderr(`${prefix}: ${line}\n`),
+    env: process.env,
   };
 }
 

@@ -190,6 +190,30 @@ function injected(
 }
 
 export const INJECTED_NAMESPACES_FLAG = 'injected-namespaces';
+export const INJECTED_NAMESPACES_VARIABLE = 'ISTIO_JOB_RUN_INJECTED_NAMESPACES';
+/** A namespace's name (a DNS label), or * for every namespace. */
+const NAMESPACE = /^(\*|[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$/;
+
+/** The kinds an injector adds, which a namespace can switch on: the kinds with injection markers. */
+const INJECTED_KINDS = (SIDECAR_KINDS as readonly SidecarKind[])
+  .filter((kind) => kind.template.inject !== undefined)
+  .map((kind) => kind.name);
+
+/** `[KIND=]NAMESPACE,...` (KIND istio when left out) added to MAP; a problem said in one line. */
+export function addInjectedNamespaces(raw: string, map: Map<KindName, Set<string>>): string | undefined {
+  for (const item of raw.split(',')) {
+    const entry = item.trim();
+    if (entry === '') continue;
+    const [kind, namespace] = entry.includes('=') ? (entry.split('=', 2) as [string, string]) : [ISTIO.name, entry];
+    if (!INJECTED_KINDS.includes(kind)) return `${JSON.stringify(kind)} is not a sidecar an injector adds (${INJECTED_KINDS.join(', ')})`;
+    if (!NAMESPACE.test(namespace))
+      return `${JSON.stringify(namespace)} is not a namespace name (lower-case letters, digits and -, or * for every one)`;
+    const set = map.get(kind as KindName) ?? new Set<string>();
+    set.add(namespace);
+    map.set(kind as KindName, set);
+  }
+  return undefined;
+}
 
 function nativeByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): boolean {
   return (kind.template.native ?? []).some((key) => annotations.get(key)?.value.trim().toLowerCase() === 'true');

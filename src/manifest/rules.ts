@@ -32,7 +32,7 @@ export interface Finding {
 }
 
 /** What a check reads: the file, and each of its pods. */
-export interface Subject {
+interface Subject {
   readonly source: Source;
   readonly pods: readonly Pod[];
 }

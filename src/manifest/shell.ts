@@ -21,7 +21,7 @@ export async function loadShellParser(): Promise<void> {
 }
 
 /** A place in a script: its row and column, from 0. */
-export interface Place {
+interface Place {
   readonly row: number;
   readonly column: number;
 }
@@ -57,7 +57,7 @@ export interface Runs {
   readonly skippedBy?: string;
 }
 
-export interface Wrapper {
+interface Wrapper {
   readonly program: string;
   /** It tells the sidecar to quit when its command ends (linkerd-await --shutdown; istio-job-run always). */
   readonly quits: boolean;

@@ -73,7 +73,7 @@ export function parseSource(name: string, text: string): Source | { readonly err
 }
 
 /** The node an alias stands for; any other node as it is. */
-export function deref(node: unknown): Node | undefined {
+function deref(node: unknown): Node | undefined {
   if (isAlias(node)) return anchored.get(node);
   return isNode(node) ? node : undefined;
 }

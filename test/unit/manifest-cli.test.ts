@@ -188,3 +188,75 @@ describe('the kubectl plugin', () => {
     assert.deepEqual([result.code, result.stderr], [2, ['empty: a directory with no .yaml, .yml or .json file in it']]);
   });
 });
+
+describe('which namespaces inject, and commands the manifest does not show', () => {
+  const PLAIN_JOB = JOB.replace('    metadata:\n      labels:\n        sidecar.istio.io/inject: "true"\n', '').replace(
+    'metadata:\n  name: migrate\n',
+    'metadata:\n  name: migrate\n  namespace: payments\n',
+  );
+  test('a plain Job is clean, and unwrapped once --injected-namespaces names its namespace', async () => {
+    const files = { 'job.yaml': PLAIN_JOB };
+    assert.deepEqual(await run(['--check', 'job.yaml'], files), { code: 0, stdout: '', stderr: [] });
+    const named = await run(['--check', 'job.yaml', '--injected-namespaces', 'batch,payments'], files);
+    assert.equal(named.code, 1);
+    assert.match(named.stdout, /^job\.yaml:\d+: error: unwrapped: .*namespace payments injects it/);
+    assert.equal((await run(['--check', 'job.yaml', '--injected-namespaces=linkerd=payments'], files)).code, 1);
+    assert.equal((await run(['--check', 'job.yaml', '--injected-namespaces', 'batch'], files)).code, 0);
+  });
+  test('--namespace names the namespace of objects that name none', async () => {
+    const files = { 'job.yaml': PLAIN_JOB.replace('  namespace: payments\n', '') };
+    assert.equal((await run(['--check', 'job.yaml', '--injected-namespaces', 'payments'], files)).code, 0);
+    assert.equal((await run(['--check', 'job.yaml', '--injected-namespaces', 'payments', '--namespace', 'payments'], files)).code, 1);
+    assert.equal((await run(['--check', 'job.yaml', '--injected-namespaces', 'default'], files)).code, 1);
+  });
+  test('the variable ISTIO_JOB_RUN_INJECTED_NAMESPACES, which the flag beats', async () => {
+    const files = { 'job.yaml': PLAIN_JOB };
+    const io = (env: Record<string, string>): Promise<number> =>
+      runManifest(
+        ['--check', 'job.yaml', ...(env['flag'] === undefined ? [] : ['--injected-namespaces', env['flag']])],
+        'istio-job-run',
+        '9.9.9',
+        {
+          readFile: () => PLAIN_JOB,
+          listDir: () => undefined,
+          stdout: () => {},
+          stderr: () => {},
+          env,
+        },
+      );
+    assert.equal(await io({ ISTIO_JOB_RUN_INJECTED_NAMESPACES: 'payments' }), 1);
+    assert.equal(await io({ ISTIO_JOB_RUN_INJECTED_NAMESPACES: 'payments', flag: 'batch' }), 0);
+    void files;
+  });
+  test('bad values name the flag, the value and what is allowed', async () => {
+    const files = { 'job.yaml': PLAIN_JOB };
+    for (const [argv, message] of [
+      [
+        ['--check', 'job.yaml', '--injected-namespaces', 'nginx=payments'],
+        /--injected-namespaces: "nginx" is not a sidecar an injector adds \(istio, linkerd/,
+      ],
+      [['--check', 'job.yaml', '--injected-namespaces', 'Payments'], /--injected-namespaces: "Payments" is not a namespace name/],
+      [['--check', 'job.yaml', '--namespace', 'a_b'], /--namespace: "a_b" is not a namespace name/],
+      [['--inject', 'job.yaml', '--entrypoint', 'job'], /--entrypoint: "job" is not CONTAINER=COMMAND/],
+      [['--check', 'job.yaml', '--entrypoint', 'job=/app/run'], /--entrypoint: goes with --inject, not --check/],
+    ] as const) {
+      const result = await run(argv, files);
+      assert.equal(result.code, 2, argv.join(' '));
+      assert.match(result.stderr.join('\n'), message);
+    }
+  });
+  test('--entrypoint gives the command of a container with args only, so --inject can wrap it', async () => {
+    const files = { 'job.yaml': JOB.replace('command: ["/app/migrate"]', 'args: ["--now"]') };
+    const refused = await run(['--inject', 'job.yaml'], files);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr.join('\n'), /give it with --entrypoint job=ENTRYPOINT/);
+    const given = await run(['--inject', 'job.yaml', '--entrypoint', 'job=/app/migrate --verbose'], files);
+    assert.equal(given.code, 0, given.stderr.join('\n'));
+    assert.match(given.stdout, /command: \["\/istio-job-run\/istio-job-run", "--", "\/app\/migrate", "--verbose"\]/);
+  });
+  test('the plugin passes -n, --injected-namespaces and --entrypoint on', async () => {
+    const files = { 'job.yaml': PLAIN_JOB.replace('  namespace: payments\n', '') };
+    const result = await run(['check', '-f', 'job.yaml', '-n', 'payments', '--injected-namespaces', 'payments'], files, undefined, true);
+    assert.equal(result.code, 1, result.stderr.join('\n'));
+  });
+});
