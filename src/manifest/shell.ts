@@ -177,6 +177,9 @@ interface Collected {
   works: boolean;
   /** How many of the job's commands were read so far. */
   workCount: number;
+  /** Statements read so far, and how deep the one being read is. */
+  spent: number;
+  nesting: number;
   functions: Map<string, { body: SyntaxNode; offset: Place }>;
   traps: Map<string, { node: SyntaxNode; offset: Place; text: string }>;
   /** The last top-level command a failure of the job reaches, with what it is. */
@@ -194,7 +197,7 @@ export function readScript(script: string, options: ShellOptions): ScriptFacts {
   try {
     const root = tree.rootNode;
     const syntaxError = findSyntaxError(root);
-    const collected: Collected = { requests: [], wrappers: [], works: false, workCount: 0, functions: new Map(), traps: new Map() };
+    const collected: Collected = { requests: [], wrappers: [], works: false, workCount: 0, spent: 0, nesting: 0, functions: new Map(), traps: new Map() };
     const state: State = {
       errexit: options.errexit,
       failureGoesOn: true,
@@ -296,8 +299,22 @@ function runsOf(state: State): Runs {
   };
 }
 
+/** How many statements one script may take to read, functions called as often as they are: a bound on hostile input. */
+const BUDGET = 20_000;
+/** How deep statements nest before the rest is left unread (the walk recurses). */
+const MAX_NESTING = 400;
+
 function statement(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  if (state.depth > 40) return;
+  if (state.depth > 40 || collected.spent++ > BUDGET || collected.nesting > MAX_NESTING) return;
+  collected.nesting++;
+  try {
+    visitStatement(node, state, collected, offset);
+  } finally {
+    collected.nesting--;
+  }
+}
+
+function visitStatement(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
   switch (node.type) {
     case 'comment':
     case 'heredoc_body':
