@@ -223,7 +223,7 @@ const ROWS = [
             if (aimed.what !== 'quit' || methods === undefined || methods.includes(method)) continue;
             report(
               aimed.line,
-              `container ${container.name}: this sends ${method} to the ${aimed.kind?.label ?? 'sidecar'}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
+              `container ${container.name}: this sends ${method} to the ${nameOf(aimed.kind)}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
                 `(${method} is refused and the sidecar keeps running): ${aimed.request.via === 'wget' ? "use wget --post-data=''" : 'use curl -X POST'}, or ${WRAP}`,
             );
           }
@@ -310,7 +310,7 @@ const ROWS = [
             ? pairOf(pod.workload.template, 'spec')?.key
             : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
         const { kind, name, templatePath } = pod.workload;
-        const what = left.map((sidecar) => `${sidecar.kind.label} (${sidecar.why})`).join(' and ');
+        const what = left.map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why})`).join(' and ');
         const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
         const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
         report(
@@ -343,7 +343,7 @@ const ROWS = [
             if (sidecar?.form !== 'native') continue;
             report(
               quit.line,
-              `container ${container.name}: the ${sidecar.kind.label} runs as a native sidecar (${sidecar.why}), which kubelet stops after the job by itself; ` +
+              `container ${container.name}: the ${nameOf(sidecar.kind)} runs as a native sidecar (${sidecar.why}), which kubelet stops after the job by itself; ` +
                 'told to quit, it exits and kubelet restarts it, and traffic fails meanwhile: remove the quit',
             );
           }
@@ -364,7 +364,7 @@ const ROWS = [
           if (wait === undefined || wrongWrapper(container, wait.line)) continue;
           report(
             wait.line,
-            `container ${container.name}: this waits for the ${wait.kind?.label ?? 'sidecar'} after the job's commands, which ran before it was ready ` +
+            `container ${container.name}: this waits for the ${nameOf(wait.kind)} after the job's commands, which ran before it was ready ` +
               `(their connections can fail): wait first, or ${WRAP}`,
           );
         }
@@ -518,18 +518,21 @@ function wrongWrapper(container: ContainerFacts, line: number): boolean {
   );
 }
 
+/** How messages name a kind of sidecar: its container's name for Istio, its process's for the others. */
+const nameOf = (kind: SidecarKind | undefined): string => (kind === undefined ? 'sidecar' : kind === ISTIO ? PROXY_CONTAINER : kind.label);
+
 /** How messages name the sidecar a quit goes to: its kind, or every classic one of the pod. */
 function sidecarNames(pod: Pod, kind: SidecarKind | undefined): string {
-  if (kind !== undefined) return kind.label;
-  const names = pod.sidecars.filter((sidecar) => sidecar.form === 'classic').map((sidecar) => sidecar.kind.label);
+  if (kind !== undefined) return nameOf(kind);
+  const names = pod.sidecars.filter((sidecar) => sidecar.form === 'classic').map((sidecar) => nameOf(sidecar.kind));
   return names.length === 0 ? 'sidecar' : names.join(' and ');
 }
 
 function notEnabled(sidecar: PodSidecar): string {
   if (sidecar.noQuit === true) {
-    return `the ${sidecar.kind.label} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
+    return `the ${nameOf(sidecar.kind)} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
   }
-  return `this quits the ${sidecar.kind.label}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
+  return `this quits the ${nameOf(sidecar.kind)}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
 }
 
 /**

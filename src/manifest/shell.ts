@@ -197,7 +197,16 @@ export function readScript(script: string, options: ShellOptions): ScriptFacts {
   try {
     const root = tree.rootNode;
     const syntaxError = findSyntaxError(root);
-    const collected: Collected = { requests: [], wrappers: [], works: false, workCount: 0, spent: 0, nesting: 0, functions: new Map(), traps: new Map() };
+    const collected: Collected = {
+      requests: [],
+      wrappers: [],
+      works: false,
+      workCount: 0,
+      spent: 0,
+      nesting: 0,
+      functions: new Map(),
+      traps: new Map(),
+    };
     const state: State = {
       errexit: options.errexit,
       failureGoesOn: true,

@@ -54,7 +54,7 @@ describe('--check through the executable', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(
       result.stdout,
-      new RegExp(`^${plainFile.replaceAll('.', '\\.')}:11: error: unwrapped: Job migrate gets a classic Istio sidecar .*\n$`),
+      new RegExp(`^${plainFile.replaceAll('.', '\\.')}:16: error: unwrapped: Job migrate gets a classic istio-proxy .*\n$`),
     );
     assert.equal(result.stderr, '');
   });
