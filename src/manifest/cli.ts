@@ -304,7 +304,8 @@ function parseFlags(argv: readonly string[], env: Env): Request {
     } else if (flagLike(arg)) {
       return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check or --inject (${FLAGS})` };
     } else {
-      const owner = waiting.shift();
+      // `--check a.yaml b.yaml`: a FILE after the files of --check or --inject is theirs too.
+      const owner = waiting.shift() ?? (checks.length > 0 ? '--check' : injects.length > 0 ? '--inject' : undefined);
       if (owner === undefined)
         return { kind: 'error', message: `${JSON.stringify(arg)}: a FILE goes after --check or --inject (--check ${arg})` };
       problem = take(owner, arg);
@@ -377,10 +378,7 @@ function usage(plugin: boolean, version: string): string {
         `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
         `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
       ]
-    : [
-        `${PROGRAM} --check FILE [--check FILE...] [OPTIONS]`,
-        `${PROGRAM} --inject FILE [--inject FILE...] [--image IMAGE] [--native] [OPTIONS]`,
-      ];
+    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
   const width = Math.max(...Object.keys(RULES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,

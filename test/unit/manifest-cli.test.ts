@@ -99,7 +99,7 @@ describe('flags in any order', () => {
         ['--inject', 'job.yaml', '--colour'],
         /^"--colour" is not an option of --check or --inject \(--check FILE, --inject FILE, --image IMAGE, --native/,
       ],
-      [['--inject', 'job.yaml', 'other.yaml'], /^"other\.yaml": a FILE goes after --check or --inject/],
+      [['job.yaml'], /^"job\.yaml": a FILE goes after --check or --inject/],
       [['--inject', 'job.yaml', '--image', 'a:1', '--image', 'b:2'], /^--image: given twice \("a:1", "b:2"\)/],
     ];
     for (const [argv, message] of cases) {
@@ -187,6 +187,13 @@ describe('the kubectl plugin', () => {
     const result = await run(['check', '-f', 'empty'], files, undefined, true);
     assert.deepEqual([result.code, result.stderr], [2, ['empty: a directory with no .yaml, .yml or .json file in it']]);
   });
+});
+
+test("--check a.yaml b.yaml: FILEs after the first are the same flag's, as the shell expands *.yaml", async () => {
+  const files = { 'a.yaml': JOB, 'b.yaml': JOB.replace('migrate', 'other') };
+  const both = await run(['--check', 'a.yaml', 'b.yaml'], files);
+  assert.deepEqual(both, await run(['--check', 'a.yaml', '--check', 'b.yaml'], files));
+  assert.equal(both.stdout.split('\n').filter(Boolean).length, 2);
 });
 
 describe('which namespaces inject, and commands the manifest does not show', () => {
