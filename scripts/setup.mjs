@@ -78,14 +78,34 @@ const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpa
 const registry = run(npm[0], [...npm.slice(1), 'config', 'get', 'registry']).stdout.trim() || 'https://registry.npmjs.org/';
 const ping = run(npm[0], [...npm.slice(1), 'ping', '--fetch-timeout=20000', '--fetch-retries=0'], 60_000);
 if (ping.status !== 0) stop(`cannot reach the npm registry ${registry} (npm ping failed): check the network or npm's proxy settings`);
-const ci = spawnSync(npm[0], [...npm.slice(1), 'ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+// Only npm's errors: its expected warnings are said below in one line of ours (packages that ask for a newer Node
+// than the host's, which only runs npm and this script), or are none of a newcomer's concern.
+const ci = spawnSync(npm[0], [...npm.slice(1), 'ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
 if (ci.status !== 0) stop('npm ci failed (its output is above)');
 const pinned = join(root, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');
 const pinnedRuns = run(pinned, ['--version']);
 if (pinnedRuns.status !== 0) stop(`the pinned Node ${pinned} does not start: ${lastLine(pinnedRuns.stderr)}`);
+const newer = needNewerNode(process.versions.node);
+if (newer.length > 0) {
+  process.stderr.write(
+    `setup: ${newer.join(', ')} ask for a newer Node than this machine's ${process.version}: they run on the pinned Node ${pinnedRuns.stdout.trim()}, as everything here does\n`,
+  );
+}
 process.stderr.write(
   `setup: ready: Debian packages${tests ? ' for the build and the tests' : ' for the build'}, npm ci (Node ${pinnedRuns.stdout.trim()} pinned)\n`,
 );
+
+/** The installed packages whose engines.node is a ">=MAJOR" floor above the host's major version (npm's EBADENGINE). */
+function needNewerNode(version) {
+  const major = Number(version.split('.')[0]);
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+  const names = new Set();
+  for (const [path, entry] of Object.entries(lock.packages ?? {})) {
+    const floor = /^>=\s*(\d+)/.exec(entry?.engines?.node ?? '');
+    if (path !== '' && floor && Number(floor[1]) > major && existsSync(join(root, path))) names.add(path.slice(path.lastIndexOf('node_modules/') + 13));
+  }
+  return [...names].sort();
+}
 
 /** Exits when VERSION does not satisfy RANGE, which package.json writes as ">=MAJOR[.MINOR[.PATCH]]". */
 function requireVersion(name, version, range, how) {
