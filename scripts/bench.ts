@@ -13,7 +13,7 @@ import { markdownTable } from 'markdown-table';
 import { max, median, quantile } from 'simple-statistics';
 import * as part from './bench/parts.ts';
 import { type Build, copyDist, discard, killEverything, MIB } from './bench/run.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
 const quick = flags.quick === true;

@@ -23,7 +23,8 @@ import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
 import { runForCache } from './cache-run.ts';
 import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
 import { NOTICES, renderNotices } from './notices.ts';
-import { nodeBinary, pinnedNode, root } from './pinned-node.ts';
+import { root } from './root.ts';
+import { nodeBinary, pinnedNode } from './pinned-node.ts';
 import {
   debianComponent,
   linkedComponents,

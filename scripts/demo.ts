@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { Sidecar, type SidecarOptions } from '../test/support/sidecar.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 const wrapper = join(root, 'dist', 'istio-job-run');
 const bold = process.stdout.isTTY ? (text: string) => `\x1b[1m${text}\x1b[0m` : (text: string) => text;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RULES } from '../src/manifest/rules.ts';
 import { SPECS } from '../src/options-table.ts';
 import { type Endpoint, SIDECAR_KINDS, type SidecarKind } from '../src/sidecar-kinds.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 import { runMain, StepError } from './tools.ts';
 
 /** A table cell: pipes escaped, so a usage like `auto|classic` stays one cell. */

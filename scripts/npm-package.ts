@@ -14,7 +14,7 @@ import { PLUGIN_NAME } from '../src/manifest/select.ts';
 import { PROGRAM } from '../src/self.ts';
 import { dist, shellGrammarInline, version } from './build.ts';
 import { NOTICES, renderNotices } from './notices.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 import { npmComponent, npmPackageDirs, OURS_REF, ours, uniqueComponents } from './provenance.ts';
 
 /** The oldest Node the package is built for: the oldest LTS still maintained when it was made. */

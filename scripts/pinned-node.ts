@@ -3,11 +3,9 @@
 // architecture; the other one is fetched with `npm pack` when a release needs it.
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { root } from './root.ts';
 import { runTool, StepError } from './tools.ts';
-
-export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The Node that runs this script's tools: the pinned one of this machine's architecture. */
 export function pinnedNode(): string {

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { version } from './build.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 /** Runtime settings podman needs here: runc (crun fails), file events, a nofile limit under the hard one. */
 const CONTAINERS_CONF = `[containers]

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { PackageURL } from 'packageurl-js';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 /** One licence or copyright text, with where it was read from (a path relative to the repository or absolute). */
 export interface LicenceText {

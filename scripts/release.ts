@@ -12,7 +12,7 @@ import { mkdirSync, openSync, readdirSync, rmSync, statSync, writeFileSync } fro
 import { join } from 'node:path';
 import { bundleJs, buildBundle, buildExecutable, dist, target, version, type Arch } from './build.ts';
 import { NOTICES } from './notices.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 import { makeSbom } from './sbom.ts';
 import { runMain, runTool, StepError } from './tools.ts';
 

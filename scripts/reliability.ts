@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { markdownTable } from 'markdown-table';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 const { values } = parseArgs({
   options: {

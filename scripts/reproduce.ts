@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 import { runMain, runTool } from './tools.ts';
 
 const STEP_TIMEOUT_MS = 10 * 60_000;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as CDX from '@cyclonedx/cyclonedx-library';
 import { PackageURL } from 'packageurl-js';
 import type { Bundle } from './build.ts';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 import { OURS_REF, sha256, type Component } from './provenance.ts';
 
 export const SBOM_SPEC = CDX.Spec.Version.v1dot6;

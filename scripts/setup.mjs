@@ -102,7 +102,8 @@ function needNewerNode(version) {
   const names = new Set();
   for (const [path, entry] of Object.entries(lock.packages ?? {})) {
     const floor = /^>=\s*(\d+)/.exec(entry?.engines?.node ?? '');
-    if (path !== '' && floor && Number(floor[1]) > major && existsSync(join(root, path))) names.add(path.slice(path.lastIndexOf('node_modules/') + 13));
+    if (path !== '' && floor && Number(floor[1]) > major && existsSync(join(root, path)))
+      names.add(path.slice(path.lastIndexOf('node_modules/') + 13));
   }
   return [...names].sort();
 }

@@ -5,7 +5,7 @@
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { root } from './pinned-node.ts';
+import { root } from './root.ts';
 
 /** An error the scripts expect (a missing tool, a failed step): runMain prints its message alone. */
 export class StepError extends Error {}

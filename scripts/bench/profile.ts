@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Arch, buildExecutable, bundleJs, target } from '../build.ts';
-import { root } from '../pinned-node.ts';
+import { root } from '../root.ts';
 import { classicArgs, launch, Proxy } from './run.ts';
 
 const out = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'istio-job-run-profile-'));

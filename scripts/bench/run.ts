@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root } from '../pinned-node.ts';
+import { root } from '../root.ts';
 
 export const MIB = 1024 ** 2;
 export const PINNED_NODE = join(root, 'node_modules', `node-linux-${process.arch}`, 'bin', 'node');

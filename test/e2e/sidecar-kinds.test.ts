@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KindPodSpec } from '../support/kind-pod.ts';
+import type { KindPodSpec } from '../support/kind-pod-main.ts';
 import { podsUnavailable, simulateKindPod } from '../support/pods.ts';
 import { WRAPPER } from '../support/process.ts';
 import type { StandInKind } from '../support/sidecar-kinds.ts';

@@ -3,7 +3,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { KindPodResult, KindPodSpec } from './kind-pod.ts';
+import type { KindPodResult, KindPodSpec } from './kind-pod-main.ts';
 import type { PodResult, PodSpec } from './kubelet.ts';
 import { NODE, root, start } from './process.ts';
 
@@ -41,9 +41,9 @@ export async function simulatePods<T>(items: readonly T[], parallel: number, run
   await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
 }
 
-/** Runs a pod of several sidecars (test/support/kind-pod.ts) in a network namespace of its own. */
+/** Runs a pod of several sidecars (test/support/kind-pod-main.ts) in a network namespace of its own. */
 export async function simulateKindPod(spec: KindPodSpec): Promise<KindPodResult> {
-  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/kind-pod.ts'), JSON.stringify(spec)], {
+  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/kind-pod-main.ts'), JSON.stringify(spec)], {
     timeoutMs: 40_000,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
   });

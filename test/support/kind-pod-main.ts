@@ -1,7 +1,7 @@
 // A pod with several sidecars on this machine, run inside `unshare -n` (the pod's shared loopback): the
 // stand-ins of test/support/sidecar.ts and sidecar-kinds.ts on their real default ports, an annotations
 // file in Kubernetes' format if asked, and the wrapper as the job. Prints a KindPodResult as JSON on stdout.
-// Usage: node kind-pod.ts SPEC_JSON
+// Usage: node kind-pod-main.ts SPEC_JSON
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
