@@ -7,7 +7,7 @@ import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../mode.ts';
 import { OPTIONS } from '../options-table.ts';
 import { ISTIO, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
-import { readScript, type Request, type Runs, type ScriptFacts, WRAPPERS } from './shell.ts';
+import { readScript, type Request, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from './shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from './source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
@@ -354,28 +354,28 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
   let script: ContainerFacts['script'];
   if (SHELLS.has(program) || (program === 'busybox' && SHELLS.has(words[at + 1] ?? ''))) {
     if (program === 'busybox') at++;
-    let errexit = false;
+    // The shell's options up to the one that has c; the script is the first word after them.
     let scriptAt: number | undefined;
-    for (let i = at + 1; i < words.length; i++) {
-      const word = words[i] as string;
-      if (word === '-o' || word === '+o') {
-        if (words[i + 1] === 'errexit') errexit = word === '-o';
-        i++;
-        continue;
-      }
-      if (!/^-[a-zA-Z]+$/.test(word)) break;
-      if (word.includes('e')) errexit = true;
-      if (word.includes('c')) {
-        scriptAt = i + 1;
+    let end = at + 1;
+    for (; end < words.length; end++) {
+      const word = words[end] as string;
+      if (!/^[-+][a-zA-Z]+$/.test(word)) break;
+      if (word.startsWith('-') && word.includes('c')) {
+        scriptAt = end + 1 + (word.endsWith('o') ? 1 : 0);
         break;
       }
+      // -o NAME, -eo NAME: the next word is the option's name.
+      if (word.endsWith('o')) end++;
     }
+    const optionWords = words.slice(at + 1, scriptAt ?? end).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
+    const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
+    const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
     const scriptNode = scriptAt === undefined ? undefined : nodes[scriptAt];
     if (scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
       const lines = valueLines(source, scriptNode);
       script = {
         node: scriptNode,
-        facts: readScript(scriptNode.value, { errexit }),
+        facts: readScript(scriptNode.value, { errexit: on('errexit'), pipefail: on('pipefail') }),
         lines,
         joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
       };

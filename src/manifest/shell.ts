@@ -81,9 +81,10 @@ export interface ScriptFacts {
   readonly statusLostAt?: { readonly place: Place; readonly why: 'request' | 'exit' };
 }
 
-/** What the shell was started with: `-e` on its command line. */
+/** What the shell was started with: `-e` and `-o pipefail` on its command line. */
 export interface ShellOptions {
   readonly errexit: boolean;
+  readonly pipefail?: boolean;
 }
 
 /** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
@@ -153,6 +154,7 @@ const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, 
 
 interface State {
   errexit: boolean;
+  pipefail: boolean;
   /** A failure of the job can still reach this point. */
   failureGoesOn: boolean;
   /** Why it cannot, when it cannot. */
@@ -209,6 +211,7 @@ export function readScript(script: string, options: ShellOptions): ScriptFacts {
     };
     const state: State = {
       errexit: options.errexit,
+      pipefail: options.pipefail ?? false,
       failureGoesOn: true,
       afterWork: false,
       conditional: false,
@@ -340,9 +343,25 @@ function visitStatement(node: SyntaxNode, state: State, collected: Collected, of
       list(node, state, collected, offset);
       return;
     case 'pipeline': {
-      // Only the last command's status counts (without pipefail), but each runs.
-      for (const child of node.namedChildren)
-        if (child !== null) statement(child, { ...state, conditional: state.conditional }, collected, offset);
+      // Each command runs; without pipefail only the last one's status counts, so under set -e a failure of the
+      // others goes on.
+      const commands = node.namedChildren.filter((child): child is SyntaxNode => child !== null);
+      const before = { failureGoesOn: state.failureGoesOn, stoppedBy: state.stoppedBy, works: collected.workCount };
+      commands.forEach((child, index) => {
+        const last = index === commands.length - 1;
+        if (last && !state.pipefail && collected.workCount > before.works) {
+          statement(child, state, collected, offset);
+          state.failureGoesOn = before.failureGoesOn;
+          if (before.stoppedBy === undefined) delete state.stoppedBy;
+          else state.stoppedBy = before.stoppedBy;
+        } else if (last || state.pipefail) statement(child, state, collected, offset);
+        else {
+          const errexit = state.errexit;
+          state.errexit = false;
+          statement(child, state, collected, offset);
+          state.errexit = errexit;
+        }
+      });
       return;
     }
     case 'negated_command':
@@ -556,15 +575,28 @@ function work(state: State, collected: Collected, place: Place): void {
   }
 }
 
+/** `set -e`, `set +o errexit`, `set -euo pipefail`: the options the rules follow. */
 function setOptions(words: readonly string[], state: State): void {
+  for (const { name, on } of shellOptions(words)) {
+    if (name === 'errexit') state.errexit = on;
+    if (name === 'pipefail') state.pipefail = on;
+  }
+}
+
+/** The options of `set` or of a shell's command line: single letters (-e) and named ones (-o NAME), each on or off. */
+export function shellOptions(words: readonly string[]): { name: string; on: boolean }[] {
+  const found: { name: string; on: boolean }[] = [];
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
-    if (word === '-o' || word === '+o') {
-      if (words[i + 1] === 'errexit') state.errexit = word === '-o';
-      i++;
-    } else if (/^-[a-zA-Z]+$/.test(word) && word.includes('e')) state.errexit = true;
-    else if (/^\+[a-zA-Z]+$/.test(word) && word.includes('e')) state.errexit = false;
+    const flags = /^([-+])([a-zA-Z]+)$/.exec(word);
+    if (flags === null) break;
+    const on = flags[1] === '-';
+    for (const letter of flags[2] as string) {
+      if (letter === 'e') found.push({ name: 'errexit', on });
+      else if (letter === 'o') found.push({ name: words[++i] ?? '', on });
+    }
   }
+  return found;
 }
 
 /** `trap ACTION SIGNAL...`: the action is kept, to be read as running at the exit, at an error or a signal. */

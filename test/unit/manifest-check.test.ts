@@ -245,6 +245,17 @@ const CASES: readonly Case[] = [
     expect: { at: 'command:', level: 'error' },
   },
   {
+    name: 'bash -eo pipefail -c: a failed job in a pipeline ends the script before the quit',
+    rule: 'quit-skipped-on-failure',
+    yaml: job(pod('command: ["bash", "-eo", "pipefail", "-c", "./task | tee /tmp/log; curl -XPOST localhost:15020/quitquitquit"]')),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'bash -e -c without pipefail: a failed job in a pipeline goes on to the quit',
+    rule: 'quit-skipped-on-failure',
+    yaml: job(pod('command: ["bash", "-e", "-c", "./task | tee /tmp/log; curl -XPOST localhost:15020/quitquitquit"]')),
+  },
+  {
     name: 'a quit after && under OnFailure',
     rule: 'quit-skipped-on-failure',
     yaml: job(pod('command: ["sh", "-c", "./task && curl -XPOST localhost:15020/quitquitquit"]', 'OnFailure')),

@@ -77,3 +77,23 @@ describe('hostile scripts, read in bounded time', () => {
     assert.equal(readScript('./job for x in a ; do\n  echo $x\ndone', { errexit: false }).syntaxError?.near, 'do');
   });
 });
+
+describe('pipelines and pipefail', () => {
+  const QUIT = 'curl -X POST localhost:15020/quitquitquit';
+  test('without pipefail a failed job before | goes on, under set -e too: the quit after it still runs', () => {
+    assert.deepEqual(
+      quits(`./job | tee log\n${QUIT}`, true).map((quit) => quit.onFailure),
+      [true],
+    );
+  });
+  test('with set -o pipefail it ends the script, so the quit after it does not run', () => {
+    assert.deepEqual(
+      quits(`set -euo pipefail\n./job | tee log\n${QUIT}`).map((quit) => quit.onFailure),
+      [false],
+    );
+    assert.deepEqual(
+      readScript(`./job | tee log\n${QUIT}`, { errexit: true, pipefail: true }).requests.map((request) => request.runs.onFailure),
+      [false],
+    );
+  });
+});
