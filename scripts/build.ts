@@ -18,8 +18,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
-import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/sea-assets.ts';
-import { LIB_DIR as LIB, PROGRAM } from '../src/self.ts';
+import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/bundle/assets.ts';
+import { LIB_DIR as LIB, PROGRAM } from '../src/bundle/self.ts';
 import { runForCache } from './cache-run.ts';
 import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
 import { NOTICES, renderNotices } from './notices.ts';
@@ -65,13 +65,13 @@ const tool = (t: Target, name: string): string => (t.native ? name : `${t.triple
 const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
 /**
- * The main script without the HTTP client and the manifest tools: src/load-http.ts and src/manifest/load.ts load
+ * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and src/manifest/load.ts load
  * those from assets, in classic mode and for --check/--inject only.
  */
 const apart: esbuild.Plugin = {
   name: 'apart',
   setup(build) {
-    build.onResolve({ filter: /\/http\.ts$/ }, (args) =>
+    build.onResolve({ filter: /\/undici\.ts$/ }, (args) =>
       args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
     );
     build.onResolve({ filter: /\/cli\.ts$/ }, (args) =>
@@ -106,7 +106,7 @@ export const shellGrammarInline: esbuild.Plugin = {
   name: 'shell-grammar-inline',
   setup(build) {
     // Its CommonJS build: the ES module one imports node:module with import(), which a script of the
-    // executable cannot (src/sea-assets.ts).
+    // executable cannot (src/bundle/assets.ts).
     build.onResolve({ filter: /^web-tree-sitter$/ }, () => ({
       path: join(root, 'node_modules', 'web-tree-sitter', 'web-tree-sitter.cjs'),
     }));
@@ -123,11 +123,11 @@ export const shellGrammarInline: esbuild.Plugin = {
 };
 
 export interface Scripts {
-  /** The single executable's main script (src/sea-main.ts): it runs the app from its asset. */
+  /** The single executable's main script (src/bundle/main.ts): it runs the app from its asset. */
   readonly main: string;
   /** The wrapper itself (src/index.ts), as CommonJS: an asset of the executable. */
   readonly app: string;
-  /** src/http.ts with undici, as CommonJS: an asset of the executable. */
+  /** src/http/undici.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
   /** src/manifest/cli.ts with yaml, as CommonJS: an asset of the executable. */
   readonly manifest: string;
@@ -142,9 +142,9 @@ export async function bundleJs(dir: string): Promise<Scripts> {
   const http = join(dir, HTTP_ASSET);
   const manifest = join(dir, MANIFEST_ASSET);
   const inputs = [
-    ...(await esbuildCommonJs('src/sea-main.ts', main, [])),
+    ...(await esbuildCommonJs('src/bundle/main.ts', main, [])),
     ...(await esbuildCommonJs('src/index.ts', app, [apart])),
-    ...(await esbuildCommonJs('src/http.ts', http, [noHttp2])),
+    ...(await esbuildCommonJs('src/http/undici.ts', http, [noHttp2])),
     ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [shellGrammarInline])),
   ];
   return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
@@ -214,7 +214,7 @@ async function codeCache(t: Target, js: string, cacheAsset: string, work: string
 
 /**
  * Node's flags in the executable. In Node 26 --disable-sigusr1 blocks SIGUSR1 outright: no USR1 can ever open
- * the inspector. A USR1 for the job reaches the launcher (src/launcher.c), which relays it to this process over a
+ * the inspector. A USR1 for the job reaches the launcher (src/launcher/launcher.c), which relays it to this process over a
  * pipe. One V8 worker thread, not one per core: the wrapper's heap is small, and every thread counts against a
  * pod's pids limit.
  */
@@ -267,7 +267,7 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-const LAUNCHER_SOURCE = 'src/launcher.c';
+const LAUNCHER_SOURCE = 'src/launcher/launcher.c';
 
 /**
  * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
@@ -316,7 +316,7 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 }
 
 /**
- * The compiler's arguments for src/launcher.c, its header (scripts/launcher-header.ts) written into `work` first:
+ * The compiler's arguments for src/launcher/launcher.c, its header (scripts/launcher-header.ts) written into `work` first:
  * `-c` and the object for the bundle, or flags and an output for a test's build.
  */
 export function launcherCompile(loader: string, work: string, rest: readonly string[]): string[] {
@@ -324,7 +324,7 @@ export function launcherCompile(loader: string, work: string, rest: readonly str
   return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, join(root, LAUNCHER_SOURCE)];
 }
 
-/** src/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
+/** src/launcher/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
 function buildLauncher(t: Target, output: string, work: string): Component[] {
   const object = join(work, `launcher-${t.arch}.o`);
   // A cross target's musl-gcc (Debian's musl-dev of that architecture) is a script that runs the cross gcc.

@@ -1,6 +1,6 @@
 // The run the app's code cache is made after (scripts/code-cache.ts keeps what one run compiled): a classic job
 // as the bundle runs it, `-- true` behind a stand-in of the launcher on the channel the real one gives
-// (src/launcher-protocol.ts), against a stand-in proxy that is not ready at the first poll, then is, and is
+// (src/launcher/protocol.ts), against a stand-in proxy that is not ready at the first poll, then is, and is
 // told to quit. Every function of that path, from the first option parsed to the exit line, is then compiled
 // from the cache at start-up instead of from source; what `--sidecar none` runs is a part of it.
 
@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
-import { CHANNEL_ENV, FROM_WRAPPER, TO_WRAPPER } from '../src/launcher-protocol.ts';
+import { CHANNEL_ENV, FROM_WRAPPER, TO_WRAPPER } from '../src/launcher/protocol.ts';
 import { StepError } from './tools.ts';
 
 /** A run this long is a hang: the build fails instead of waiting. */

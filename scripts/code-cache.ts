@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, resolve } from 'node:path';
 import { Script } from 'node:vm';
-import { type CommonJsRun, wrapCommonJs } from '../src/sea-assets.ts';
+import { type CommonJsRun, wrapCommonJs } from '../src/bundle/assets.ts';
 
 // JS is a bare name in the working directory: the path it was read from can end up among the cache's bytes
 // (seen: the clone's path, after a run), and a release must hold no path of the machine that built it.

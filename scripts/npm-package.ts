@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { PLUGIN_NAME } from '../src/manifest/select.ts';
-import { PROGRAM } from '../src/self.ts';
+import { PROGRAM } from '../src/bundle/self.ts';
 import { dist, shellGrammarInline, version } from './build.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { root } from './root.ts';

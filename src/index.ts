@@ -4,14 +4,14 @@
 // default action and end them at once; the launcher is told so (`tool`) and does the same.
 
 import { writeSync } from 'node:fs';
-import type { Child } from './child.ts';
-import { connectLauncher, startedByLauncher } from './launcher-link.ts';
+import type { Child } from './command/child.ts';
+import { connectLauncher, startedByLauncher } from './launcher/link.ts';
 import { systemClock } from './clock.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
 import { invokedAs, isManifestInvocation } from './manifest/select.ts';
-import { locateSelf } from './self.ts';
-import { createSignalRouter } from './signals.ts';
+import { locateSelf } from './bundle/self.ts';
+import { createSignalRouter } from './command/signals.ts';
 
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
@@ -49,7 +49,7 @@ process.on('unhandledRejection', (error) => log.error(`internal error (continuin
  */
 function startPlainChild(command: readonly string[]): Child {
   let child: Child | undefined;
-  const started = import('./child.ts').then((module) => (child = module.startChild(command)));
+  const started = import('./command/child.ts').then((module) => (child = module.startChild(command)));
   return {
     get pid() {
       return child?.pid;
@@ -83,10 +83,10 @@ main({
     for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at);
   },
   // Classic mode and --install only: their modules' top levels run when first needed.
-  loadHttp: async (settings) => (await import('./load-http.ts')).loadHttp(settings),
+  loadHttp: async (settings) => (await import('./bundle/load-http.ts')).loadHttp(settings),
   planQuit: (plan) => launcher?.planQuit(plan),
   startChild: (command) => (launcher === undefined ? startPlainChild(command) : launcher.run(command)),
-  install: async (dir) => (await import('./install.ts')).install(dir, self, version, log),
+  install: async (dir) => (await import('./bundle/install.ts')).install(dir, self, version, log),
   manifest: {
     invokedAs: name,
     run: async (argv) => (await import('./manifest/load.ts')).runManifest(argv, name, version),

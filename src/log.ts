@@ -3,7 +3,12 @@
 // stalls the wrapper.
 
 import { writeSync } from 'node:fs';
-import type { LogFormat, LogLevel } from './options-table.ts';
+
+/** The levels and formats of --log-level and --log-format, whose table (src/config/options.ts) reads them here. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 /** What leads each line in the text format, the launcher's own lines too. */

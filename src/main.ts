@@ -3,18 +3,18 @@
 // the outcome never changes the exit code.
 
 import { readFileSync } from 'node:fs';
-import type { Child } from './child.ts';
+import type { Child } from './command/child.ts';
 import type { Clock } from './clock.ts';
-import { configure, type Job } from './configuration.ts';
+import { configure, type Job } from './config/configuration.ts';
 import { errorCode, errorMessage } from './errors.ts';
-import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './exit-code.ts';
-import type { Http, HttpSettings } from './http.ts';
-import type { QuitPlan } from './launcher-link.ts';
+import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './command/exit-code.ts';
+import type { Http, HttpSettings } from './http/undici.ts';
+import type { QuitPlan } from './launcher/link.ts';
 import type { Logger } from './log.ts';
 import { isManifestInvocation } from './manifest/select.ts';
-import type { Options } from './options-table.ts';
-import type { SidecarLink } from './sidecars.ts';
-import { signalName, type SignalRouter } from './signals.ts';
+import type { Options } from './config/options.ts';
+import type { SidecarLink } from './sidecars/sidecars.ts';
+import { signalName, type SignalRouter } from './command/signals.ts';
 
 /** Everything main touches outside itself, passed in so tests can drive it. */
 export interface System {
@@ -44,7 +44,7 @@ export async function main(sys: System): Promise<number> {
   const invocation = configure({ argv: sys.argv, env: sys.env, readFile });
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
-    const { renderHelp } = await import('./options-help.ts');
+    const { renderHelp } = await import('./config/help.ts');
     return print(sys, 'the help', renderHelp(sys.version));
   }
   if (invocation.kind === 'version') return print(sys, 'the version', `istio-job-run ${sys.version}\n`);
@@ -139,7 +139,7 @@ async function runJob(sys: System, options: Options, command: readonly string[],
 async function link(sys: System, job: Job): Promise<SidecarLink | undefined> {
   const { options, sidecars, probe } = job;
   if (sidecars.length === 0 && probe === undefined) return undefined;
-  const { linkSidecars } = await import('./sidecars.ts');
+  const { linkSidecars } = await import('./sidecars/sidecars.ts');
   const linked = linkSidecars(
     { log: sys.log, clock: sys.clock, loadHttp: () => sys.loadHttp({ lookupBoundMs: options.requestTimeout }) },
     sidecars,

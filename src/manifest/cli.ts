@@ -5,8 +5,8 @@
 // Exit codes: 0 clean, 1 an error found (--check) or a pod refused (--inject), 2 a file that cannot be read or
 // parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
-import { PROGRAM } from '../self.ts';
-import type { KindName } from '../sidecar-kinds.ts';
+import { PROGRAM } from '../bundle/self.ts';
+import type { KindName } from '../config/kinds.ts';
 import { ENTRYPOINT_FLAG, inject } from './inject.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
 import { type CheckSettings, check, RULES } from './rules.ts';

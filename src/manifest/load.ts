@@ -13,7 +13,7 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
 
 async function load(): Promise<RunManifest> {
   if (!process.getBuiltinModule('node:sea').isSea()) return (await import('./cli.ts')).runManifest;
-  const { compileAsset, MANIFEST_ASSET } = await import('../sea-assets.ts');
+  const { compileAsset, MANIFEST_ASSET } = await import('../bundle/assets.ts');
   const module = { exports: {} as { runManifest?: RunManifest } };
   compileAsset(MANIFEST_ASSET)(module.exports, builtinsOnly, module, `/${MANIFEST_ASSET}`, '/');
   if (module.exports.runManifest === undefined) throw new Error(`the ${MANIFEST_ASSET} asset has no runManifest`);

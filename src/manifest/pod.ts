@@ -1,12 +1,12 @@
 // What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
-// (each kind recognised as its own injector recognises a pod: src/sidecar-kinds.ts holds those facts), in
+// (each kind recognised as its own injector recognises a pod: src/config/kinds.ts holds those facts), in
 // which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
 // src/manifest/shell.ts) and which of the script's requests quit or wait for which sidecar.
 
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../mode.ts';
-import { OPTIONS } from '../options-table.ts';
-import { ISTIO, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
+import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../config/mode.ts';
+import { OPTIONS } from '../config/options.ts';
+import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
 import { readScript, type Request, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from './shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from './source.ts';
 
@@ -75,7 +75,7 @@ export interface Pod {
 }
 
 /** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
-export const ENVOY_ADMIN_PORT = 15000;
+export const ENVOY_ADMIN_PORT = istioPort('envoy-admin');
 const LOOPBACK_QUIT = /(quit|kill|shutdown|exit|stop|terminate)/i;
 /** The shells whose `-c SCRIPT` is read. */
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);

@@ -1,14 +1,14 @@
 // --check: the recipes for a Job behind a classic sidecar that cannot work, told from the manifest alone. One
 // row per rule: its id (stable: CI configurations grep for it), its level, what it finds, and its check. An
 // error is a pod that hangs or a Job that reports the wrong outcome; a warning is a recipe that works only
-// sometimes. The facts behind each message are the sidecars' own (src/sidecar-kinds.ts; docs/HOW-IT-WORKS.md,
+// sometimes. The facts behind each message are the sidecars' own (src/config/kinds.ts; docs/HOW-IT-WORKS.md,
 // "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
-import { PROXY_CONTAINER } from '../mode.ts';
-import { OPTIONS } from '../options-table.ts';
-import { PROGRAM } from '../self.ts';
-import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../sidecar-kinds.ts';
+import { PROXY_CONTAINER } from '../config/mode.ts';
+import { OPTIONS } from '../config/options.ts';
+import { PROGRAM } from '../bundle/self.ts';
+import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
 import {
   argvOf,
   type Aimed,

@@ -3,7 +3,7 @@
 // wrapper's options are parsed. Small on purpose: it is in every start-up, the tools themselves are not.
 
 import { readFileSync } from 'node:fs';
-import { PROGRAM } from '../self.ts';
+import { PROGRAM } from '../bundle/self.ts';
 
 /** The name krew and kubectl give the plugin: `kubectl istio-job-run ...` runs it. */
 export const PLUGIN_NAME = 'kubectl-istio_job_run';
@@ -39,7 +39,7 @@ export const toolName = (invokedAs: string): string =>
 
 /**
  * The name the executable was started by. Through the portable bundle, Node's argv0 is the launcher's resolved
- * path (src/launcher.c passes it to the loader), so a link named kubectl-istio_job_run would not show there:
+ * path (src/launcher/launcher.c passes it to the loader), so a link named kubectl-istio_job_run would not show there:
  * the launcher is this process's parent, and its own argv[0] is the name it was run by.
  */
 export function invokedAs(launched: boolean, argv0: string): string {

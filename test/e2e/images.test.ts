@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { parseInvocation } from '../../src/options-parse.ts';
+import { parseInvocation } from '../../src/config/parse.ts';
 import { whyChrootsFail, inChroot, makeRoot } from '../support/chroot.ts';
 import { root } from '../support/process.ts';
 

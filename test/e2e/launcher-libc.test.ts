@@ -1,4 +1,4 @@
-// The launcher's libc (docs/RELEASE.md): src/launcher.c itself, with scripts/build.ts's flags and header,
+// The launcher's libc (docs/RELEASE.md): src/launcher/launcher.c itself, with scripts/build.ts's flags and header,
 // compiles with -Wall -Wextra -Werror, links statically against musl without a build id, and runs, for x64
 // and for arm64 (under qemu-user). Alone, without the bundle's lib directory, it says it cannot start the
 // loader and exits 125.
@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { LAUNCHER_LDFLAGS, launcherCompile, target } from '../../scripts/build.ts';
-import { EXIT_WRAPPER_FAILED } from '../../src/exit-code.ts';
-import { LIB_DIR } from '../../src/self.ts';
+import { EXIT_WRAPPER_FAILED } from '../../src/command/exit-code.ts';
+import { LIB_DIR } from '../../src/bundle/self.ts';
 import { start } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-launcher-libc-'));
@@ -22,7 +22,7 @@ describe('the launcher against musl', () => {
     ['x64', []],
     ['arm64', ['/usr/bin/qemu-aarch64-static']],
   ] as const) {
-    test(`${arch}: src/launcher.c compiles with -Wall -Wextra -Werror, links statically, and runs`, async () => {
+    test(`${arch}: src/launcher/launcher.c compiles with -Wall -Wextra -Werror, links statically, and runs`, async () => {
       const t = target(arch);
       const work = mkdtempSync(join(scratch, `${arch}-`));
       const output = join(work, 'istio-job-run');

@@ -153,7 +153,7 @@ describe('npm run release', () => {
         assert.equal(source.hashes?.[0]?.content, sha256(join(root, source.name)), source.name);
       }
       assert.ok(
-        bom.components.some((c) => c.name === 'src/launcher.c'),
+        bom.components.some((c) => c.name === 'src/launcher/launcher.c'),
         "the launcher's source",
       );
       const refs = new Set(bom.components.map((c) => c['bom-ref']));

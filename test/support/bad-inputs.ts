@@ -2,7 +2,7 @@
 // a huge value; unknown flags; commands that are missing or a directory; a quit URL that is not loopback.
 // Each must end with a message naming what is wrong, a documented exit code, and the sidecar told to quit.
 
-import { OPTIONS } from '../../src/options-table.ts';
+import { OPTIONS } from '../../src/config/options.ts';
 import type { PodResult, PodSpec } from './kubelet.ts';
 import { WRAPPER } from './process.ts';
 

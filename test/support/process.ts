@@ -6,7 +6,7 @@ import { EventEmitter, once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SCUTTLE_VARIABLES } from '../../src/scuttle.ts';
+import { SCUTTLE_VARIABLES } from '../../src/config/scuttle.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** What users run: the portable bundle, its launcher in front of Node (dist/istio-job-run links to it). */

@@ -2,10 +2,10 @@
 // Not a test file itself (no .test.ts), so the runner only loads it through imports.
 
 import type { Clock } from '../../src/clock.ts';
-import type { Attempt } from '../../src/attempt.ts';
-import type { Http } from '../../src/http.ts';
+import type { Attempt } from '../../src/http/attempt.ts';
+import type { Http } from '../../src/http/undici.ts';
 import type { Fields, Logger } from '../../src/log.ts';
-import type { LogFormat, LogLevel } from '../../src/options-table.ts';
+import type { LogFormat, LogLevel } from '../../src/config/options.ts';
 
 interface Timer {
   readonly at: number;

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, type Logger } from '../../src/log.ts';
-import type { LogFormat, LogLevel } from '../../src/options-table.ts';
+import type { LogFormat, LogLevel } from '../../src/config/options.ts';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 type Method = 'debug' | 'info' | 'warn' | 'error';

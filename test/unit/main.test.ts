@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
-import type { Child } from '../../src/child.ts';
-import type { Outcome } from '../../src/exit-code.ts';
+import type { Child } from '../../src/command/child.ts';
+import type { Outcome } from '../../src/command/exit-code.ts';
 import { main, type System } from '../../src/main.ts';
-import { createSignalRouter } from '../../src/signals.ts';
+import { createSignalRouter } from '../../src/command/signals.ts';
 import { RecordingLogger, ScriptedHttp, VirtualClock, response, type Step } from './fakes.ts';
 
 const READY = 'http://127.0.0.1:15021/healthz/ready';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { test } from 'node:test';
-import { CHANNEL_ENV, FROM_WRAPPER } from '../../../src/launcher-protocol.ts';
+import { CHANNEL_ENV, FROM_WRAPPER } from '../../../src/launcher/protocol.ts';
 import { buildLauncher, fakePid, launch } from './support.ts';
 
 const launcher = buildLauncher();

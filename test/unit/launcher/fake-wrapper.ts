@@ -1,5 +1,5 @@
-// A stand-in for the wrapper, started by a test build of src/launcher.c in its place: it speaks the protocol
-// through src/launcher-link.ts, as the wrapper does, and acts as its first argument says. The arguments after
+// A stand-in for the wrapper, started by a test build of src/launcher/launcher.c in its place: it speaks the protocol
+// through src/launcher/link.ts, as the wrapper does, and acts as its first argument says. The arguments after
 // `--` are the command.
 //   run                  relay each signal to the command, run it, say its exit code, exit
 //   silent               never say hello: a wrapper stuck at start-up
@@ -21,8 +21,8 @@
 import { writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { createLogger, writeStderr } from '../../../src/log.ts';
-import { connectLauncher } from '../../../src/launcher-link.ts';
-import type { QuitPolicy } from '../../../src/options-table.ts';
+import { connectLauncher } from '../../../src/launcher/link.ts';
+import type { QuitPolicy } from '../../../src/config/options.ts';
 
 const separator = process.argv.indexOf('--');
 const modes = process.argv.slice(2, separator);

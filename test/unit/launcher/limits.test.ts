@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EXIT_WRAPPER_FAILED } from '../../../src/exit-code.ts';
+import { EXIT_WRAPPER_FAILED } from '../../../src/command/exit-code.ts';
 import { start } from '../../support/process.ts';
 import { buildLauncher } from './support.ts';
 

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EXIT_WRAPPER_FAILED } from '../../../src/exit-code.ts';
+import { EXIT_WRAPPER_FAILED } from '../../../src/command/exit-code.ts';
 import { buildLauncher, HELLO_TIMEOUT_MS, launch } from './support.ts';
 
 const launcher = buildLauncher();

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { FORWARDED } from '../../../src/signals.ts';
+import { FORWARDED } from '../../../src/command/signals.ts';
 import { buildLauncher, launch, LAUNCHER_LIVES } from './support.ts';
 
 const launcher = buildLauncher();

@@ -1,4 +1,4 @@
-// The launcher built for its own tests: src/launcher.c compiled with the host's C compiler and the header the
+// The launcher built for its own tests: src/launcher/launcher.c compiled with the host's C compiler and the header the
 // bundle's build writes, starting test/unit/launcher/fake-wrapper.ts instead of the bundled loader (the
 // TEST_WRAPPER define; a bundle is never built with it), and short timeouts for the start and the finish.
 

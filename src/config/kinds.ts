@@ -1,0 +1,371 @@
+// The classic sidecars the wrapper knows, one row each, Istio first: where each answers readiness, where it is
+// told to stop, how an answer says "stopping is not enabled", how its injector marks a pod's annotations, and
+// the text of the README's table about it. Facts from each project's source (the README's Sidecars section
+// names the projects); nothing else repeats them.
+
+import type { Attempt } from '../http/attempt.ts';
+
+/** One listener of a sidecar: its default port, and what a port given in `--also NAME:PORT` stands for. */
+interface Listener {
+  readonly name: string;
+  readonly port: number;
+}
+
+export interface Endpoint {
+  /** Index into the kind's listeners. */
+  readonly listener: number;
+  readonly path: string;
+}
+
+export interface SidecarKind {
+  readonly name: string;
+  /** How log lines name it. */
+  readonly label: string;
+  readonly listeners: readonly Listener[];
+  /** GET until 2xx; undefined: nothing to wait for. */
+  readonly ready?: Endpoint;
+  /** POST to stop it. */
+  readonly quit: Endpoint;
+  /** Whether an answer to the quit says the endpoint exists but is switched off. */
+  readonly notEnabled?: (attempt: Attempt) => boolean;
+  /** The annotation or flag that switches the quit on. */
+  readonly enableQuit: string;
+  /** Said with a readiness timeout. */
+  readonly readyHint?: string;
+  /** Said when a quit is rejected with this status, or given up on. */
+  readonly rejectHints?: Readonly<Record<number, string>>;
+  readonly gaveUpHint?: string;
+  /** How its injector marks a pod: read from the pod's annotations, when it leaves any. */
+  readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
+  /** How a pod template shows it, for --check and --inject (src/manifest/pod.ts reads these). */
+  readonly template: TemplateMarkers;
+  /** The README's table, beside what the listeners and paths say. */
+  readonly docs: {
+    /** Said after the readiness URL, or instead of it when there is none. */
+    readonly waits?: string;
+    /** What an answer looks like when stopping is not enabled. */
+    readonly notEnabled: string;
+    /** How the sidecar's own project wants it set up for a Job. */
+    readonly forJobs: string;
+  };
+}
+
+/** The values an injector reads as yes, lower-cased; any other non-empty value is no. */
+type Truth = readonly string[];
+/** Istio's own (pkg/kube/inject/webhook.go, YAML 1.1's booleans) and Dapr's IsTruthy. */
+const ISTIO_TRUE: Truth = ['y', 'yes', 'true', 'on'];
+const DAPR_TRUE: Truth = ['y', 'yes', 'true', 't', 'on', '1'];
+/** Go's strconv.ParseBool, which consul-k8s and vault-k8s read their annotations with. */
+const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
+
+/**
+ * How a pod template shows a sidecar of this kind before any injector ran: the labels and annotations its
+ * injector reads, the annotations that make it native, what switches its quit on, or a declared container.
+ */
+interface TemplateMarkers {
+  /** Pod-template labels, then annotations, that ask for injection; the first one present decides. */
+  readonly inject?: { readonly labels: readonly string[]; readonly annotations: readonly string[]; readonly truthy: Truth };
+  /** A label whose presence asks for injection by a revision (Istio's istio.io/rev). */
+  readonly revisionLabel?: string;
+  /** An annotation written by the injector itself: the pod is already injected. */
+  readonly injectedAnnotation?: string;
+  /** Annotations whose "true" makes the injected sidecar native; "false" keeps it classic. */
+  readonly native?: readonly string[];
+  /** An annotation whose true value means the injector adds only an init container, no sidecar. */
+  readonly initOnly?: string;
+  /** What switches the quit endpoint on: always, an annotation with its values, or a flag of the declared container. */
+  readonly quitSwitch:
+    | 'always'
+    | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean }
+    | { readonly flag: string };
+  /** The methods its quit endpoint acts on (others answer 405 or 400 and stop nothing); undefined: any. */
+  readonly quitMethods?: readonly string[];
+  /** Where the pod moves the quit listener's port: an annotation, or a flag of the declared container. */
+  readonly quitPort?: { readonly annotation: string } | { readonly flag: string };
+  /** A container the user declares: its image's repository name or its program name. */
+  readonly container?: { readonly images: readonly string[]; readonly programs: readonly string[] };
+  /** Programs of an older release that has no quit endpoint at all (the Cloud SQL proxy's v1). */
+  readonly noQuitPrograms?: readonly string[];
+}
+
+/** The pod's annotations as a kind's rule reads them. */
+export interface PodAnnotations {
+  get(key: string): string | undefined;
+  /** Whether the value, trimmed and lower-cased, is `value`. */
+  is(key: string, value: string): boolean;
+}
+
+/**
+ * What a kind's rule found: a sidecar to wait for and stop (on the port an annotation names, if one does, and
+ * with paths the annotations give), or only a line to say.
+ */
+export type Finding =
+  | {
+      readonly kind: 'sidecar';
+      /** The annotation holding the port of the kind's first listener. */
+      readonly portAnnotation?: string;
+      readonly paths?: { readonly ready?: string; readonly quit?: string };
+    }
+  | { readonly kind: 'note'; readonly level: 'debug' | 'info' | 'warn'; readonly message: string };
+
+const note = (level: 'debug' | 'info' | 'warn', message: string): Finding => ({ kind: 'note', level, message });
+
+const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
+  attempt.kind === 'response' && attempt.status === status && says.test(attempt.body);
+
+const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'config.linkerd.io'].map(
+  (prefix) => `${prefix}/proxy-enable-native-sidecar`,
+);
+const LINKERD_SHUTDOWN = 'config.linkerd.io/proxy-admin-shutdown';
+const VAULT_STATUS = 'vault.hashicorp.com/agent-inject-status';
+const VAULT_PRE_POPULATE_ONLY = 'vault.hashicorp.com/agent-pre-populate-only';
+const VAULT_ENABLE_QUIT = 'vault.hashicorp.com/agent-enable-quit';
+const VAULT_PORT = 'vault.hashicorp.com/agent-cache-listener-port';
+const DAPR_ENABLED = 'dapr.io/enabled';
+const DAPR_PORT = 'dapr.io/http-port';
+const CONSUL_STATUS = 'consul.hashicorp.com/connect-inject-status';
+const CONSUL_LIFECYCLE = 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle';
+const CONSUL_GRACEFUL = 'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful';
+
+/** A path from an annotation, with the leading slash it may lack; blank: none. */
+const absolutePath = (raw: string | undefined): string | undefined =>
+  raw === undefined || raw.trim() === '' ? undefined : raw.startsWith('/') ? raw : `/${raw}`;
+
+/** Google's Cloud SQL and AlloyDB Auth Proxies share their health and admin servers. */
+const AUTH_PROXY = {
+  listeners: [
+    { name: 'http', port: 9090 },
+    { name: 'admin', port: 9091 },
+  ],
+  ready: { listener: 0, path: '/startup' },
+  quit: { listener: 1, path: '/quitquitquit' },
+  enableQuit: 'the proxy flag --quitquitquit',
+} as const;
+
+export const SIDECAR_KINDS = [
+  {
+    name: 'istio',
+    template: {
+      inject: { labels: ['sidecar.istio.io/inject'], annotations: ['sidecar.istio.io/inject'], truthy: ISTIO_TRUE },
+      revisionLabel: 'istio.io/rev',
+      injectedAnnotation: 'sidecar.istio.io/status',
+      native: ['sidecar.istio.io/nativeSidecar'],
+      quitSwitch: 'always',
+      quitMethods: ['POST'],
+      quitPort: { annotation: 'status.sidecar.istio.io/port' },
+    },
+    label: 'proxy',
+    listeners: [
+      { name: 'health', port: 15021 },
+      { name: 'status', port: 15020 },
+      // Envoy's own admin port: a quit there stops Envoy, not pilot-agent (--check warns of it).
+      { name: 'envoy-admin', port: 15000 },
+    ],
+    ready: { listener: 0, path: '/healthz/ready' },
+    quit: { listener: 1, path: '/quitquitquit' },
+    enableQuit: 'always on',
+    rejectHints: {
+      403: 'pilot-agent accepts a quit only from a loopback address',
+      404: 'check the path: pilot-agent listens for /quitquitquit on 15020',
+      405: 'the quit endpoint takes POST only',
+    },
+    docs: {
+      notEnabled: '(always on)',
+      forJobs: 'native sidecar (`sidecar.istio.io/nativeSidecar: "true"`, Istio 1.24+ on Kubernetes 1.29+), else the quit',
+    },
+  },
+  {
+    name: 'linkerd',
+    template: {
+      inject: { labels: [], annotations: ['linkerd.io/inject'], truthy: ['enabled', 'ingress'] },
+      injectedAnnotation: 'linkerd.io/proxy-version',
+      native: LINKERD_NATIVE,
+      quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
+      quitMethods: ['POST'],
+    },
+    label: 'linkerd-proxy',
+    listeners: [{ name: 'admin', port: 4191 }],
+    ready: { listener: 0, path: '/ready' },
+    quit: { listener: 0, path: '/shutdown' },
+    notEnabled: (attempt) => attempt.kind === 'response' && attempt.status >= 400 && /not enabled/i.test(attempt.body),
+    enableQuit: 'pod annotation config.linkerd.io/proxy-admin-shutdown: enabled',
+    rejectHints: {
+      403: 'linkerd-proxy accepts a shutdown only from a loopback address',
+      405: 'the shutdown endpoint takes POST only',
+    },
+    fromAnnotations: (pod) => {
+      if (pod.get('linkerd.io/proxy-version') === undefined) return undefined;
+      const native = LINKERD_NATIVE.find((key) => pod.is(key, 'true'));
+      if (native !== undefined) return note('info', `linkerd-proxy is a native sidecar (${native}: "true"): leaving it to Kubernetes`);
+      if (pod.is(LINKERD_SHUTDOWN, 'enabled')) return { kind: 'sidecar' };
+      return note(
+        'warn',
+        'the pod has a linkerd-proxy whose shutdown endpoint is not enabled: the pod will not complete after the job. ' +
+          'Set the pod annotation config.linkerd.io/proxy-admin-shutdown: enabled (or make it a native sidecar ' +
+          'with config.linkerd.io/proxy-enable-native-sidecar: "true")',
+      );
+    },
+    docs: {
+      notEnabled: 'an error saying the endpoint is not enabled',
+      forJobs:
+        'native sidecar (`config.linkerd.io/proxy-enable-native-sidecar: "true"`), else `config.linkerd.io/proxy-admin-shutdown: enabled`',
+    },
+  },
+  {
+    name: 'cloud-sql-proxy',
+    template: {
+      quitSwitch: { flag: '--quitquitquit' },
+      quitMethods: ['GET', 'POST'],
+      quitPort: { flag: '--admin-port' },
+      container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
+      noQuitPrograms: ['cloud_sql_proxy'],
+    },
+    label: 'cloud-sql-proxy',
+    ...AUTH_PROXY,
+    readyHint: 'the Cloud SQL proxy answers /startup only with --health-check',
+    gaveUpHint: 'the Cloud SQL proxy listens for /quitquitquit only with --quitquitquit',
+    docs: {
+      waits: '(needs `--health-check`)',
+      notEnabled: 'the admin port refuses (no `--quitquitquit`)',
+      forJobs: 'native sidecar (initContainers, `restartPolicy: Always`), else `--quitquitquit`',
+    },
+  },
+  {
+    name: 'alloydb-auth-proxy',
+    template: {
+      quitSwitch: { flag: '--quitquitquit' },
+      quitMethods: ['GET', 'POST'],
+      quitPort: { flag: '--admin-port' },
+      container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },
+    },
+    label: 'alloydb-auth-proxy',
+    ...AUTH_PROXY,
+    readyHint: 'the AlloyDB proxy answers /startup only with --health-check',
+    gaveUpHint: 'the AlloyDB proxy listens for /quitquitquit only with --quitquitquit',
+    docs: {
+      waits: '(needs `--health-check`)',
+      notEnabled: 'the admin port refuses',
+      forJobs: 'native sidecar, else `--quitquitquit`',
+    },
+  },
+  {
+    name: 'vault-agent',
+    template: {
+      inject: { labels: [], annotations: ['vault.hashicorp.com/agent-inject'], truthy: PARSE_BOOL_TRUE },
+      injectedAnnotation: VAULT_STATUS,
+      initOnly: VAULT_PRE_POPULATE_ONLY,
+      quitSwitch: { annotation: VAULT_ENABLE_QUIT, truthy: PARSE_BOOL_TRUE, byDefault: false },
+      quitMethods: ['POST'],
+      quitPort: { annotation: VAULT_PORT },
+    },
+    label: 'vault-agent',
+    listeners: [{ name: 'agent', port: 8200 }],
+    quit: { listener: 0, path: '/agent/v1/quit' },
+    notEnabled: (attempt) => answered(attempt, 404, /.*/s),
+    enableQuit: 'pod annotation vault.hashicorp.com/agent-enable-quit: "true"',
+    fromAnnotations: (pod) => {
+      if (!pod.is(VAULT_STATUS, 'injected')) return undefined;
+      if (pod.is(VAULT_PRE_POPULATE_ONLY, 'true')) {
+        return note('debug', 'vault-agent is pre-populate only: no sidecar to stop');
+      }
+      if (pod.is(VAULT_ENABLE_QUIT, 'true')) {
+        return { kind: 'sidecar', portAnnotation: VAULT_PORT };
+      }
+      return note(
+        'warn',
+        'the pod has a vault-agent sidecar without its quit endpoint: the pod will not complete after the job. ' +
+          'Set the pod annotation vault.hashicorp.com/agent-enable-quit: "true" (or ' +
+          'vault.hashicorp.com/agent-pre-populate-only: "true" when the job needs no renewal)',
+      );
+    },
+    docs: {
+      waits: 'nothing (its init container fetched the secrets)',
+      notEnabled: '404',
+      forJobs: '`vault.hashicorp.com/agent-pre-populate-only: "true"` (no sidecar), else `vault.hashicorp.com/agent-enable-quit: "true"`',
+    },
+  },
+  {
+    name: 'dapr',
+    template: {
+      inject: { labels: [], annotations: [DAPR_ENABLED], truthy: DAPR_TRUE },
+      quitSwitch: 'always',
+      quitMethods: ['POST'],
+      quitPort: { annotation: DAPR_PORT },
+    },
+    label: 'daprd',
+    listeners: [{ name: 'http', port: 3500 }],
+    ready: { listener: 0, path: '/v1.0/healthz/outbound' },
+    quit: { listener: 0, path: '/v1.0/shutdown' },
+    enableQuit: 'always on',
+    fromAnnotations: (pod) => (pod.is(DAPR_ENABLED, 'true') ? { kind: 'sidecar', portAnnotation: DAPR_PORT } : undefined),
+    docs: { notEnabled: '(always on)', forJobs: 'POST `/v1.0/shutdown` when the job is done' },
+  },
+  {
+    name: 'consul-dataplane',
+    template: {
+      inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], truthy: PARSE_BOOL_TRUE },
+      injectedAnnotation: CONSUL_STATUS,
+      quitSwitch: { annotation: CONSUL_LIFECYCLE, truthy: PARSE_BOOL_TRUE, byDefault: true },
+      quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
+    },
+    label: 'consul-dataplane',
+    listeners: [{ name: 'lifecycle', port: 20600 }],
+    ready: { listener: 0, path: '/graceful_startup' },
+    quit: { listener: 0, path: '/graceful_shutdown' },
+    enableQuit: 'pod annotation consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "true" (the default)',
+    fromAnnotations: (pod) => {
+      if (!pod.is(CONSUL_STATUS, 'injected')) return undefined;
+      const lifecycle = CONSUL_LIFECYCLE;
+      if (pod.is(lifecycle, 'false')) return note('info', `consul-dataplane has ${lifecycle}: "false": leaving it alone`);
+      const prefix = CONSUL_GRACEFUL;
+      const ready = absolutePath(pod.get(`${prefix}-startup-path`));
+      const quit = absolutePath(pod.get(`${prefix}-shutdown-path`));
+      return {
+        kind: 'sidecar',
+        portAnnotation: `${prefix}-port`,
+        paths: { ...(ready === undefined ? {} : { ready }), ...(quit === undefined ? {} : { quit }) },
+      };
+    },
+    docs: {
+      notEnabled: '(lifecycle off: nothing listens)',
+      forJobs: 'the proxy lifecycle (on by default), POST `/graceful_shutdown`',
+    },
+  },
+] as const satisfies readonly SidecarKind[];
+
+export type KindName = (typeof SIDECAR_KINDS)[number]['name'];
+/** The kinds `--also` names: every one but Istio, which `--sidecar` governs. */
+export type OtherKindName = Exclude<KindName, 'istio'>;
+
+export const OTHER_KIND_NAMES: readonly OtherKindName[] = SIDECAR_KINDS.flatMap((kind) => (kind.name === 'istio' ? [] : [kind.name]));
+
+export const ISTIO: SidecarKind = SIDECAR_KINDS[0];
+
+/** Where an endpoint of a kind answers in the pod: loopback, on the listener's default port. */
+export const endpointUrl = (kind: SidecarKind, endpoint: Endpoint): string =>
+  `http://127.0.0.1:${kind.listeners[endpoint.listener]?.port ?? 0}${endpoint.path}`;
+
+/** Istio's listeners by name: the status port (pilot-agent), the health port, Envoy's admin port. */
+export const istioPort = (name: 'health' | 'status' | 'envoy-admin'): number =>
+  ISTIO.listeners.find((listener) => listener.name === name)?.port ?? 0;
+
+export function kindNamed(name: KindName): SidecarKind {
+  return SIDECAR_KINDS.find((kind) => kind.name === name) ?? ISTIO;
+}
+
+/** The rules for a quit URL of no known kind: scuttle's GENERIC_QUIT_ENDPOINTS, POSTed as scuttle did. */
+export const GENERIC_KIND: SidecarKind = {
+  name: 'generic',
+  label: 'proxy',
+  listeners: [],
+  quit: { listener: 0, path: '/' },
+  enableQuit: 'its own configuration',
+  template: { quitSwitch: 'always' },
+  docs: { notEnabled: '', forJobs: '' },
+};
+
+/** A URL to POST to stop a sidecar, with the kind whose rules read its answers: known where it is configured. */
+export interface QuitTarget {
+  readonly url: URL;
+  readonly kind: SidecarKind;
+}

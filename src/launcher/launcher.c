@@ -1,0 +1,1183 @@
+/*
+ * The launcher of the portable bundle, and the init in front of the wrapper.
+ *
+ * The bundle is this static program and, beside it, istio-job-run.lib/: the single executable with the C
+ * libraries it needs and their loader. An ELF's loader path is fixed, so it cannot follow the path a volume
+ * is mounted at; this program finds its own directory and starts the executable through the bundled loader:
+ *
+ *   istio-job-run.lib/<loader> --argv0 <this file> --library-path istio-job-run.lib istio-job-run.lib/istio-job-run ARGS
+ *
+ * It does not exec in place: it stays in front of Node for the whole run, because Node cannot own its own
+ * first milliseconds, its signal dispositions or what its runtime reads from the environment, and because
+ * Node may die (the out-of-memory killer's likeliest victim in a small pod) while the job's outcome and the
+ * sidecar's quit still matter:
+ *
+ *   1. Take every signal back to its default action (a parent may leave SIGCHLD ignored across exec), then
+ *      block them all: they are queued even for PID 1 and read from a signalfd, never delivered. Make fds 0-2
+ *      valid, so nothing this program opens can land there.
+ *   2. Start the wrapper (Node) with the environment cleaned of what belongs to the job (LD_*, NODE_*, ...), its
+ *      soft limits raised to the hard ones, its stderr a pipe of ours, and a socket pair as the channel: another
+ *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
+ *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
+ *      stops and continues it with us.
+ *   3. Relay: every signal goes to the wrapper (but those the command sent: it has them, or the kernel spared
+ *      it), with whether the kernel sent it; the wrapper reads them once
+ *      its own handlers exist, and decides. It asks for the command to run, for signals to be sent to it,
+ *      says its log format, its quit plan (the sidecars' quit URLs and policy) and its exit code. Its log lines
+ *      are written on to stderr, and dropped rather than block. A stopped wrapper is continued.
+ *   4. Run the command when asked: its original argv and environment byte for byte, this program's own
+ *      cwd, stdio, signal mask, ignored signals (but SIGCHLD) and limits, in a process group of its own (but as
+ *      PID 1 on a terminal), on the terminal's foreground if we had it. Report how it ended to the wrapper.
+ *      When it stops for the terminal (Ctrl-Z, a background read), this program stops the same way, so the
+ *      shell sees its job stopped; continued, it continues the command.
+ *   5. Reap every child (orphans included). Once the command is reaped its status is the exit code; the
+ *      wrapper is stopped once it has said it is done (its own teardown would only cost time).
+ *
+ * The protocol's verbs and the names shared with the wrapper come from launcher-protocol.h, which
+ * scripts/launcher-header.ts writes from src/launcher/protocol.ts.
+ *
+ * If the wrapper dies before it has said its code, this program carries on alone: a running command runs to
+ * its end with the stop requests passed on, and the sidecars of the quit plan (if the wrapper had sent it) are
+ * told to quit over plain HTTP, as its policy says. Once the command runs, nothing here exits before it ends.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher-protocol.h"
+
+#if !defined(LOADER) || !defined(LIB_DIR) || !defined(PROGRAM) || !defined(CHANNEL_ENV) || !defined(EXIT_FAILED) || \
+    !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
+    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(FROM_WRAPPER_HELLO) ||                     \
+    !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
+    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
+    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
+    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL)
+#error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
+#endif
+
+/* What the wrapper's runtime would read from the environment: the job's, not the wrapper's. */
+static const char *const HELD_FROM_WRAPPER[] = {
+    "LD_", "GLIBC_TUNABLES=", "MALLOC_", "NODE_", "UV_", "OPENSSL_", "SSL_CERT_", CHANNEL_ENV "=", NULL,
+};
+
+/* Below these the wrapper cannot start at normal speed (docs/RELIABILITY.md, the floors). */
+#define FLOOR_NOFILE 64
+#define FLOOR_AS_MIB 1536
+#define FLOOR_DATA_MIB 1024
+#define FLOOR_STACK_KIB 1024 /* Node's own stack size is 984 KiB */
+#define FLOOR_PIDS 10
+/* A wrapper that has not said hello by then is stuck (a thread it cannot create, say): it is stopped. */
+#ifndef HELLO_TIMEOUT_MS
+#define HELLO_TIMEOUT_MS 30000
+#endif
+/* Once the command has ended, the wrapper has its quit timeout and this long more to say its code; a wrapper
+ * that stops answering (hung) is then stopped, and the launcher quits the sidecars itself. */
+#ifndef FINISH_GRACE_MS
+#define FINISH_GRACE_MS 10000
+#endif
+#define FINISH_WITHOUT_PLAN_MS 30000
+/* How long the last log lines may take to be written on. */
+#define LOG_FLUSH_MS 100
+/* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
+#define REAP_EVERY_MS 1000
+/* The last-resort quit: at most this many URLs, each POST bounded, retried with a doubling pause. */
+#define QUIT_URLS 8
+#define QUIT_REQUEST_MS 1000
+#define QUIT_FIRST_PAUSE_MS 20
+#define QUIT_LAST_PAUSE_MS 1000
+
+#define SIGNALS 64
+/* The kernel queues every instance of a signal from 32 on (its own SIGRTMIN; the C libraries keep a few). */
+#define FIRST_QUEUED 32
+
+extern char **environ;
+
+/* What this program was given: the command gets it back. */
+static struct {
+    int argc;
+    char **argv;
+    char self[PATH_MAX];
+    sigset_t mask;
+    int ignored[SIGNALS + 1]; /* signals its parent left ignored (the command keeps them so, but SIGCHLD) */
+    int closed[3];            /* fds 0-2 that were closed: stand-ins here, closed again for the command */
+    int tty;                  /* the first of fds 0-2 that is a terminal, or -1 */
+    int pid1;                 /* PID 1 of its namespace: a container's first process */
+    struct rlimit limits[RLIM_NLIMITS];
+} given;
+
+/* The Node half. */
+static struct {
+    pid_t pid;
+    int channel; /* socket for lines both ways; -1 once closed */
+    int log;     /* its stderr, a pipe; -1 once closed */
+    int ended, status;
+    int said_hello;
+    int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
+    int declared; /* its exit code, once done */
+    long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
+    int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
+    int tool;         /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
+    int stop_relayed; /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
+} wrapper = {.channel = -1, .log = -1, .declared = -1};
+
+/* The job's command. */
+static struct {
+    pid_t pid; /* 0 before it starts */
+    int running, ended;
+    int code; /* its exit code once ended: 128 + N for a death by signal N */
+} command;
+
+/* A standard signal that one process sends again before the last instance it sent has reached the command (still
+ * on its way through the wrapper, or already pending here when the wrapper passed that one on) counts as that one,
+ * for up to this long. coreutils timeout, for one, signals its child and then its own group, the launcher in both:
+ * a command it had started itself would have had the two pending at once, which the kernel merges. */
+#define SAME_SENDER_MERGE_MS 1000
+
+/* The last instance of each standard signal relayed: who sent it, when, and whether it has reached the command. */
+static struct {
+    pid_t sender[FIRST_QUEUED];
+    long long at_ms[FIRST_QUEUED];
+    int on_its_way[FIRST_QUEUED];    /* relayed, not yet passed on by the wrapper */
+    int pending_behind[FIRST_QUEUED]; /* another instance was pending here when it was passed on */
+} relayed;
+
+/* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
+ * kernel merges those too), every instance of a real-time one. Half of `bytes` stays free for the other lines. */
+static struct {
+    char bytes[8192];
+    size_t length;
+    unsigned pending[SIGNALS + 1];
+    char pending_kind[SIGNALS + 1];
+    unsigned long long waiting; /* the sum of pending */
+} out;
+
+/* Bytes from the wrapper, up to the next newline. */
+static struct {
+    char bytes[4096];
+    size_t length;
+} in;
+
+/* What goes to stderr: the wrapper's lines and ours, written when stderr takes them, dropped rather than block. */
+static struct {
+    char bytes[65536];
+    size_t length;
+    int json;
+} log_out;
+
+/* One sidecar's quit URL, as this program POSTs it itself. */
+struct quit_target {
+    struct sockaddr_storage address;
+    socklen_t address_length;
+    char host[128];
+    char path[512];
+    int done;
+    int status; /* the last HTTP status; 0 for no answer, -1 for refused */
+};
+
+/* The sidecars to tell to quit if the wrapper cannot. */
+static struct {
+    int known;
+    int only_on_success;
+    long timeout_ms;
+    int count;
+    struct quit_target urls[QUIT_URLS];
+} plan;
+
+static long long now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Write to the real stderr only when it can take the bytes now: a log reader that stalls must not stall us. */
+static void flush_log(int wait_ms) {
+    long long deadline = now_ms() + wait_ms;
+    while (log_out.length > 0) {
+        struct pollfd p = {.fd = 2, .events = POLLOUT};
+        long long left = deadline - now_ms();
+        if (poll(&p, 1, left > 0 ? (int)left : 0) != 1 || !(p.revents & POLLOUT)) return;
+        size_t chunk = log_out.length < 256 ? log_out.length : 256; /* a tty promises room for 256 */
+        ssize_t n = write(2, log_out.bytes, chunk);
+        if (n <= 0) {
+            if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            log_out.length = 0; /* stderr is closed or broken: nothing more to say */
+            return;
+        }
+        memmove(log_out.bytes, log_out.bytes + n, log_out.length - (size_t)n);
+        log_out.length -= (size_t)n;
+    }
+}
+
+static void add_log(const char *bytes, size_t length) {
+    size_t room = sizeof log_out.bytes - log_out.length;
+    if (length > room) length = room; /* dropped: never block, never grow */
+    memcpy(log_out.bytes + log_out.length, bytes, length);
+    log_out.length += length;
+}
+
+/* Seconds since 1970 as 2006-01-02T15:04:05 (UTC): the civil date from the day count, without the C library's
+ * time zone and locale code. */
+static void utc_time(long long seconds, char *text, size_t size) {
+    long long days = seconds / 86400, rest = seconds % 86400;
+    long long era_day = days + 719468, era = era_day / 146097, day_of_era = era_day - era * 146097;
+    long long year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    long long day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    long long month_index = (5 * day_of_year + 2) / 153, day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    long long month = month_index < 10 ? month_index + 3 : month_index - 9, year = year_of_era + era * 400 + (month <= 2);
+    snprintf(text, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, rest / 3600, rest / 60 % 60, rest % 60);
+}
+
+/* One line of ours, in the wrapper's log format: "istio-job-run: ..." or a JSON record. */
+__attribute__((format(printf, 2, 3))) static void say(const char *level, const char *format, ...) {
+    char message[PATH_MAX + 512], line[2 * sizeof message + 128];
+    va_list args;
+    va_start(args, format);
+    int length = vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (length < 0) return;
+    int n;
+    if (log_out.json) {
+        struct timespec t;
+        char when[64];
+        clock_gettime(CLOCK_REALTIME, &t);
+        utc_time(t.tv_sec, when, sizeof when);
+        char escaped[2 * sizeof message], *e = escaped;
+        for (const char *c = message; *c != '\0'; c++) {
+            if (*c == '"' || *c == '\\') *e++ = '\\';
+            *e++ = (unsigned char)*c < 0x20 ? ' ' : *c;
+        }
+        *e = '\0';
+        n = snprintf(line, sizeof line, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"msg\":\"%s\"}\n", when, t.tv_nsec / 1000000,
+                     level, escaped);
+    } else {
+        const char *tag = strcmp(level, "warn") == 0 ? "warning: " : "";
+        n = snprintf(line, sizeof line, "%s%s%s\n", LOG_PREFIX, tag, message);
+    }
+    if (n > 0) add_log(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    flush_log(LOG_FLUSH_MS);
+}
+
+/* Before the command runs: one line, exit 125. Never called once it runs. */
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...) {
+    char message[PATH_MAX + 256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    say("error", "%s", message);
+    if (wrapper.pid > 0 && !wrapper.ended) kill(wrapper.pid, SIGKILL);
+    _exit(EXIT_FAILED);
+}
+
+/* The raw system calls: a C library hides some real-time signals from sigprocmask and sigaction. */
+static int set_mask(int how, const sigset_t *set, sigset_t *old) {
+    return (int)syscall(SYS_rt_sigprocmask, how, set, old, SIGNALS / 8);
+}
+
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long long mask;
+};
+
+static int set_disposition(int signo, void (*handler)(int), void (**old)(int)) {
+    struct kernel_sigaction action = {.handler = handler}, previous;
+    if (syscall(SYS_rt_sigaction, signo, &action, &previous, SIGNALS / 8) != 0) return -1;
+    if (old != NULL) *old = previous.handler;
+    return 0;
+}
+
+/* Every signal but KILL and STOP (which cannot be blocked) and the faults of this program itself. */
+static void fill_blockable(sigset_t *set) {
+    memset(set, 0, sizeof *set);
+    unsigned long long bits = ~0ULL;
+    const int own_faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t i = 0; i < sizeof own_faults / sizeof *own_faults; i++) bits &= ~(1ULL << (own_faults[i] - 1));
+    memcpy(set, &bits, sizeof bits);
+}
+
+/* SIGCHLD first: ignored, the kernel would reap the command itself and its end would never be known. */
+static void take_signals(sigset_t *blockable) {
+    void (*previous)(int);
+    if (set_disposition(SIGCHLD, SIG_DFL, &previous) != 0) fail("cannot reset SIGCHLD (rt_sigaction): %s", strerror(errno));
+    given.ignored[SIGCHLD] = 0;
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD) continue;
+        if (set_disposition(signo, SIG_DFL, &previous) == 0) given.ignored[signo] = previous == SIG_IGN;
+    }
+    fill_blockable(blockable);
+    if (set_mask(SIG_BLOCK, blockable, &given.mask) != 0) fail("cannot block signals (rt_sigprocmask): %s", strerror(errno));
+}
+
+/* A closed fd 0, 1 or 2 gets /dev/null until the command starts: a pipe of ours must not become stderr. */
+static void hold_std_fds(void) {
+    for (int fd = 0; fd <= 2; fd++) given.closed[fd] = fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (!given.closed[fd] || fcntl(fd, F_GETFD) >= 0) continue; /* held already, by a pipe's other end */
+        int held = open("/dev/null", O_RDWR);
+        if (held < 0) {
+            int ends[2]; /* no /dev/null (a bare chroot): a pipe holds the number */
+            if (pipe(ends) != 0) _exit(EXIT_FAILED);
+            held = ends[0];
+            if (ends[1] > 2) close(ends[1]);
+        }
+        if (held != fd && (dup2(held, fd) < 0 || close(held) != 0)) _exit(EXIT_FAILED);
+    }
+}
+
+/* The log format asked for, until the wrapper says it: its flag before `--`, else its variable. The wrapper's
+ * word is final; this is for the lines said before it can (a limit below its floor, say). */
+static int json_asked_for(int argc, char **argv) {
+    size_t length = strlen(LOG_FORMAT_FLAG);
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], LOG_FORMAT_FLAG) == 0 && i + 1 < argc) return strcmp(argv[i + 1], LOG_JSON) == 0;
+        if (strncmp(argv[i], LOG_FORMAT_FLAG, length) == 0 && argv[i][length] == '=') return strcmp(argv[i] + length + 1, LOG_JSON) == 0;
+    }
+    const char *variable = getenv(LOG_FORMAT_ENV);
+    return variable != NULL && strcmp(variable, LOG_JSON) == 0;
+}
+
+/* This file's absolute path: /proc/self/exe, or argv[0] where /proc is not mounted (a bare chroot). */
+static void find_self(const char *argv0) {
+    ssize_t n = readlink("/proc/self/exe", given.self, sizeof given.self - 1);
+    if (n > 0) {
+        given.self[n] = '\0';
+        return;
+    }
+    if (argv0 == NULL || strchr(argv0, '/') == NULL || realpath(argv0, given.self) == NULL) {
+        fail("cannot find its own path (mount /proc, or start it by path): %s", argv0 == NULL ? "" : argv0);
+    }
+}
+
+static void check_floor(const char *name, const char *what, struct rlimit *limit, rlim_t floor, const char *unit, int shift,
+                        const char *ulimit) {
+    if (limit->rlim_cur == RLIM_INFINITY || limit->rlim_cur >= floor) return;
+    fail("the %s limit (%s) is %llu%s; the wrapper needs at least %llu%s (%s)", what, name,
+         (unsigned long long)(limit->rlim_cur >> shift), unit, (unsigned long long)(floor >> shift), unit, ulimit);
+}
+
+/* The limits Node needs room under: the wrapper's soft ones go up to the hard ones, the command gets its own back. */
+static const int RAISED[] = {RLIMIT_NOFILE, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK};
+
+/* The wrapper's soft limits up to the hard ones; the command gets the originals back. */
+static void raise_limits(void) {
+    for (size_t i = 0; i < sizeof RAISED / sizeof *RAISED; i++) {
+        int resource = RAISED[i];
+        if (getrlimit(resource, &given.limits[resource]) != 0) fail("cannot read limit %d (getrlimit): %s", resource, strerror(errno));
+        struct rlimit limit = given.limits[resource];
+        if (limit.rlim_cur == limit.rlim_max) continue;
+        limit.rlim_cur = limit.rlim_max;
+        if (setrlimit(resource, &limit) != 0) fail("cannot raise limit %d (setrlimit): %s", resource, strerror(errno));
+    }
+    struct rlimit now;
+    if (getrlimit(RLIMIT_NOFILE, &now) == 0) check_floor("RLIMIT_NOFILE", "open files", &now, FLOOR_NOFILE, "", 0, "ulimit -n");
+    if (getrlimit(RLIMIT_AS, &now) == 0) check_floor("RLIMIT_AS", "address space", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -v");
+    if (getrlimit(RLIMIT_DATA, &now) == 0) check_floor("RLIMIT_DATA", "data", &now, (rlim_t)FLOOR_DATA_MIB << 20, " MiB", 20, "ulimit -d");
+    if (getrlimit(RLIMIT_STACK, &now) == 0) check_floor("RLIMIT_STACK", "stack", &now, (rlim_t)FLOOR_STACK_KIB << 10, " KiB", 10, "ulimit -s");
+}
+
+/* A number from a one-line file such as pids.max; -1 for "max", a missing file or anything else. */
+static long long read_number(const char *path) {
+    char text[32] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    char *end;
+    long long value = n > 0 ? strtoll(text, &end, 10) : -1;
+    return n > 0 && end != text && (*end == '\n' || *end == '\0') ? value : -1;
+}
+
+/* Each cgroup directory of this process for a v1 controller (or v2): body(dir) until it returns nonzero. */
+static long long for_cgroup(const char *controller, long long (*body)(const char *dir)) {
+    char cgroups[4096] = {0}, dir[PATH_MAX];
+    int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, cgroups, sizeof cgroups - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    char *save = NULL;
+    for (char *line = strtok_r(cgroups, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *controllers = strchr(line, ':'), *where = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (where == NULL) continue;
+        *where++ = '\0';
+        controllers++;
+        int v2 = controllers[0] == '\0';
+        if (!v2 && strstr(controllers, controller) == NULL) continue;
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s%s", v2 ? "" : "/", v2 ? "" : controller, strcmp(where, "/") == 0 ? "" : where);
+        long long result = body(dir);
+        if (result >= 0) return result;
+    }
+    return -1;
+}
+
+static long long pids_room(const char *dir) {
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/pids.max", dir);
+    long long max = read_number(path);
+    snprintf(path, sizeof path, "%s/pids.current", dir);
+    long long current = read_number(path);
+    if (max < 0 || current < 0 || max - current >= FLOOR_PIDS) return -1;
+    fail("the pids limit (cgroup pids.max) is %lld with %lld in use; the wrapper needs %d more for its process and threads", max,
+         current, FLOOR_PIDS);
+}
+
+/* The kernel's count of out-of-memory kills in this cgroup (v2 memory.events, v1 memory.oom_control); -1 unknown. */
+static long long oom_kills_in(const char *dir) {
+    const char *files[] = {"memory.events", "memory.oom_control"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[PATH_MAX + 32], text[1024] = {0};
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        const char *count = n > 0 ? strstr(text, "oom_kill ") : NULL;
+        if (count != NULL) return strtoll(count + 9, NULL, 10);
+    }
+    return -1;
+}
+
+static long long oom_kills(void) {
+    return for_cgroup("memory", oom_kills_in);
+}
+
+static int held_from_wrapper(const char *entry) {
+    for (const char *const *prefix = HELD_FROM_WRAPPER; *prefix != NULL; prefix++) {
+        if (strncmp(entry, *prefix, strlen(*prefix)) == 0) return 1;
+    }
+    return 0;
+}
+
+/* A child's exec failed: tell the parent through the close-on-exec pipe, then end. */
+__attribute__((noreturn)) static void report_exec_failure(int pipe_fd, int error) {
+    ssize_t ignored = write(pipe_fd, &error, sizeof error);
+    (void)ignored;
+    _exit(EXIT_FAILED);
+}
+
+/* Waits for one child to end; -1, having said why, if it cannot. */
+static int wait_for(pid_t pid, int *status) {
+    while (waitpid(pid, status, 0) != pid) {
+        if (errno == EINTR) continue;
+        say("warn", "cannot wait for pid %d (waitpid): %s", (int)pid, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 once the child has exec'd (the pipe closed empty), else its errno. */
+static int exec_result(int pipe_fd) {
+    int error = 0;
+    ssize_t n;
+    do n = read(pipe_fd, &error, sizeof error);
+    while (n < 0 && errno == EINTR);
+    close(pipe_fd);
+    return n == (ssize_t)sizeof error ? error : 0;
+}
+
+static void set_nonblocking(int fd, const char *what) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) fail("cannot make %s non-blocking (fcntl): %s", what, strerror(errno));
+}
+
+/* The argv the wrapper is started with: the bundled loader running the executable, then our arguments. */
+static char **wrapper_argv(void) {
+    char **args = calloc((size_t)given.argc + 8, sizeof *args);
+    if (args == NULL) fail("cannot start the wrapper (calloc): %s", strerror(errno));
+    int n = 0;
+#ifdef TEST_WRAPPER
+    /* Tests only (test/unit/launcher/): a stand-in wrapper, a list of string literals; never in a bundle. */
+    static const char *const stand_in[] = {TEST_WRAPPER};
+    for (size_t i = 0; i < sizeof stand_in / sizeof *stand_in; i++) args[n++] = (char *)stand_in[i];
+#else
+    static char lib[PATH_MAX], loader[PATH_MAX], program[PATH_MAX];
+    size_t dir_length = (size_t)(strrchr(given.self, '/') - given.self);
+    if (snprintf(lib, sizeof lib, "%.*s/%s", (int)dir_length, given.self, LIB_DIR) >= (int)sizeof lib ||
+        snprintf(loader, sizeof loader, "%s/%s", lib, LOADER) >= (int)sizeof loader ||
+        snprintf(program, sizeof program, "%s/%s", lib, PROGRAM) >= (int)sizeof program) {
+        fail("path too long: %s", given.self);
+    }
+    args[n++] = loader;
+    args[n++] = "--argv0";
+    args[n++] = given.self;
+    args[n++] = "--library-path";
+    args[n++] = lib;
+    args[n++] = program;
+#endif
+    for (int i = 1; i < given.argc; i++) args[n++] = given.argv[i];
+    return args;
+}
+
+static void start_wrapper(void) {
+    char **args = wrapper_argv();
+    size_t env_count = 0;
+    for (char **e = environ; *e != NULL; e++) env_count++;
+    char **env = calloc(env_count + 2, sizeof *env);
+    if (env == NULL) fail("cannot start the wrapper (calloc): %s", strerror(errno));
+
+    int channel[2], log[2], exec_pipe[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) fail("cannot start the wrapper (socketpair): %s", strerror(errno));
+    if (pipe2(log, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0) fail("cannot start the wrapper (pipe2): %s", strerror(errno));
+    static char channel_entry[64];
+    snprintf(channel_entry, sizeof channel_entry, "%s=%d", CHANNEL_ENV, channel[1]);
+    set_nonblocking(log[1], "the wrapper's stderr"); /* its log writes never wait: a line that does not fit is dropped */
+    size_t kept = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        if (!held_from_wrapper(*e)) env[kept++] = *e;
+    }
+    env[kept++] = channel_entry;
+
+    pid_t pid = fork();
+    if (pid < 0) fail("cannot start the wrapper (fork): %s", strerror(errno));
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        /* As PID 1, a group of its own: a terminal's keys reach the command, never the wrapper's first milliseconds.
+         * Otherwise ours, so a shell's job control stops and continues it with us, and it writes --help and
+         * --version from the terminal's foreground group (a background one stops for it under stty tostop). */
+        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 ||
+            set_mask(SIG_SETMASK, &none, NULL) != 0) {
+            report_exec_failure(exec_pipe[1], errno);
+        }
+        execve(args[0], args, env);
+        report_exec_failure(exec_pipe[1], errno);
+    }
+    wrapper.pid = pid;
+    close(exec_pipe[1]);
+    close(channel[1]);
+    close(log[1]);
+    int error = exec_result(exec_pipe[0]);
+    if (error != 0) {
+        wait_for(pid, &wrapper.status);
+        wrapper.ended = 1;
+        fail("cannot start %s: %s", args[0], strerror(error));
+    }
+    wrapper.channel = channel[0];
+    wrapper.log = log[0];
+    set_nonblocking(wrapper.channel, "the channel to the wrapper");
+    set_nonblocking(wrapper.log, "the wrapper's stderr");
+    wrapper.deadline = now_ms() + HELLO_TIMEOUT_MS;
+    free(args);
+    free(env);
+}
+
+/* Lines to the wrapper: never blocking; what cannot be written now waits in `out`, then the signals counted. */
+static void flush_to_wrapper(void) {
+    while (wrapper.channel >= 0) {
+        while (out.length > 0) {
+            ssize_t n = send(wrapper.channel, out.bytes, out.length, MSG_NOSIGNAL);
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0 && errno != EAGAIN) out.length = 0; /* the wrapper is gone */
+                return;
+            }
+            memmove(out.bytes, out.bytes + n, out.length - (size_t)n);
+            out.length -= (size_t)n;
+        }
+        if (out.waiting == 0) return;
+        for (int signo = 1; signo <= SIGNALS; signo++) {
+            while (out.pending[signo] > 0 && out.length < sizeof out.bytes / 2) {
+                int n = snprintf(out.bytes + out.length, sizeof out.bytes - out.length, "%s %d %c\n", TO_WRAPPER_SIGNAL, signo,
+                                 out.pending_kind[signo]);
+                out.length += (size_t)n;
+                out.pending[signo]--;
+                out.waiting--;
+            }
+        }
+    }
+}
+
+__attribute__((format(printf, 1, 2))) static void tell_wrapper(const char *format, ...) {
+    if (wrapper.done || wrapper.channel < 0) return;
+    char line[128];
+    va_list args;
+    va_start(args, format);
+    int length = vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    if (length > 0 && out.length + (size_t)length <= sizeof out.bytes) {
+        memcpy(out.bytes + out.length, line, (size_t)length);
+        out.length += (size_t)length;
+    }
+    flush_to_wrapper();
+}
+
+/* Whether the command itself sent this: a broadcast or group signal (kill -1, kill 0) it already has, or never got. */
+static int sent_by_command(const struct signalfd_siginfo *info) {
+    return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
+}
+
+/* Whether this repeats an instance that had not reached the command when it was sent (SAME_SENDER_MERGE_MS). */
+static int repeats_last(const struct signalfd_siginfo *info) {
+    int signo = (int)info->ssi_signo;
+    /* Only what the wrapper passes on: before the command runs, after it ended, or unforwarded, it passes none. */
+    if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER || !command.running || !IS_FORWARDED(signo)) return 0;
+    long long now = now_ms();
+    int before_it_arrived = relayed.on_its_way[signo] || relayed.pending_behind[signo];
+    relayed.pending_behind[signo] = 0;
+    if (before_it_arrived && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
+        return 1;
+    relayed.sender[signo] = (pid_t)info->ssi_pid;
+    relayed.at_ms[signo] = now;
+    relayed.on_its_way[signo] = 1;
+    return 0;
+}
+
+/* The wrapper is passing signal SIGNO on to the command: an instance pending here now was sent before it arrives. */
+static void passed_on(int signo) {
+    if (signo < 1 || signo >= FIRST_QUEUED || !relayed.on_its_way[signo]) return;
+    relayed.on_its_way[signo] = 0;
+    sigset_t pending;
+    relayed.pending_behind[signo] = sigpending(&pending) == 0 && sigismember(&pending, signo);
+}
+
+/* A manifest tool (it said `tool`) is ended by TERM, INT or HUP: sent to it as the signal itself, whose default
+ * action ends it even in the middle of synchronous work; finish() then exits with 128+N. */
+static void end_tool(int signo) {
+    if (wrapper.ended || wrapper.done) return;
+    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
+}
+
+static void relay_signal(const struct signalfd_siginfo *info) {
+    int signo = (int)info->ssi_signo;
+    if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
+    if (sent_by_command(info) || repeats_last(info)) return;
+    char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
+    if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
+    if (wrapper.tool) {
+        if (IS_ENDS_TOOL(signo)) end_tool(signo);
+        return;
+    }
+    if (IS_ENDS_TOOL(signo)) wrapper.stop_relayed = signo;
+    if (wrapper.done || wrapper.channel < 0) return;
+    if (out.length > sizeof out.bytes / 2 || out.waiting > 0) {
+        if (signo >= FIRST_QUEUED || out.pending[signo] == 0) {
+            out.pending[signo]++;
+            out.waiting++;
+        }
+        out.pending_kind[signo] = kind;
+        return;
+    }
+    tell_wrapper("%s %d %c\n", TO_WRAPPER_SIGNAL, signo, kind);
+}
+
+/* A PATH search like the one Node's spawn made: no shell for ENOEXEC, EACCES only if nothing else ran. */
+__attribute__((noreturn)) static void exec_command(char **argv, int report) {
+    const char *file = argv[0];
+    if (file[0] == '\0') report_exec_failure(report, ENOENT);
+    if (strchr(file, '/') != NULL) {
+        execve(file, argv, environ);
+        report_exec_failure(report, errno);
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/usr/bin:/bin";
+    int seen_eacces = 0;
+    char candidate[PATH_MAX];
+    for (const char *start = path;; start++) {
+        const char *end = strchrnul(start, ':');
+        int length = (int)(end - start);
+        if (snprintf(candidate, sizeof candidate, "%.*s%s%s", length, start, length > 0 ? "/" : "", file) < (int)sizeof candidate) {
+            execve(candidate, argv, environ);
+            if (errno == EACCES) seen_eacces = 1;
+            else if (errno != ENOENT && errno != ENOTDIR) report_exec_failure(report, errno);
+        }
+        if (*end == '\0') break;
+        start = end;
+    }
+    report_exec_failure(report, seen_eacces ? EACCES : ENOENT);
+}
+
+/* What the command gets back from before this program: limits, ignored signals, mask, closed fds. */
+static int restore_given(void) {
+    for (size_t i = 0; i < sizeof RAISED / sizeof *RAISED; i++) {
+        if (setrlimit(RAISED[i], &given.limits[RAISED[i]]) != 0) return -1;
+    }
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (given.ignored[signo] && set_disposition(signo, SIG_IGN, NULL) != 0) return -1;
+    }
+    for (int fd = 0; fd <= 2; fd++) {
+        if (given.closed[fd]) close(fd);
+    }
+    return set_mask(SIG_SETMASK, &given.mask, NULL);
+}
+
+/* Whether the command leads a process group of its own, as a shell's job does: its `kill 0` and `kill -- -$$`
+ * reach its own, and a signal to our group reaches it once, relayed. As PID 1 on a terminal it shares ours. */
+static int command_own_group(void) {
+    return !(given.pid1 && given.tty >= 0);
+}
+
+/* The command: its own argv and environment, our cwd, stdio, and what we were given. */
+static void run_command(long count) {
+    if (command.pid != 0 || count < 1 || count >= given.argc) {
+        tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, EINVAL);
+        return;
+    }
+    int exec_pipe[2];
+    if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+        tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, errno);
+        return;
+    }
+    /* On the terminal's foreground, the command takes it: its keys and reads are the command's. */
+    int foreground = command_own_group() && given.tty >= 0 && tcgetpgrp(given.tty) == getpgrp();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Every signal is still blocked here: tcsetpgrp from what becomes a background group raises no SIGTTOU. */
+        if (command_own_group() && setpgid(0, 0) != 0) report_exec_failure(exec_pipe[1], errno);
+        if (foreground && tcsetpgrp(given.tty, getpid()) != 0) report_exec_failure(exec_pipe[1], errno);
+        if (restore_given() != 0) report_exec_failure(exec_pipe[1], errno);
+        exec_command(given.argv + (given.argc - count), exec_pipe[1]);
+    }
+    int fork_error = errno;
+    close(exec_pipe[1]);
+    if (pid < 0) {
+        close(exec_pipe[0]);
+        tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, fork_error);
+        return;
+    }
+    int error = exec_result(exec_pipe[0]);
+    if (error != 0) {
+        int status;
+        wait_for(pid, &status);
+        tell_wrapper("%s %d\n", TO_WRAPPER_FAILED, error);
+        return;
+    }
+    command.pid = pid;
+    command.running = 1;
+    tell_wrapper("%s %d\n", TO_WRAPPER_STARTED, (int)pid);
+}
+
+/* The wrapper is done: it is stopped now, its own teardown would only cost the job time (and can stall). */
+static void end_wrapper(int code) {
+    wrapper.declared = code;
+    wrapper.done = 1;
+    if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
+}
+
+/* `quit WHEN TIMEOUT_MS URL...`: URLs this program can reach itself (http, a numeric loopback host) are kept. */
+static void read_plan(char *words) {
+    char *save = NULL, *when = strtok_r(words, " ", &save), *timeout = strtok_r(NULL, " ", &save);
+    if (when == NULL || timeout == NULL) return;
+    plan.known = 1;
+    plan.only_on_success = strcmp(when, QUIT_ON_SUCCESS) == 0;
+    plan.timeout_ms = strtol(timeout, NULL, 10);
+    plan.count = 0;
+    for (char *url = strtok_r(NULL, " ", &save); url != NULL && plan.count < QUIT_URLS; url = strtok_r(NULL, " ", &save)) {
+        if (strncmp(url, "http://", 7) != 0) continue;
+        char *host = url + 7, *path = strchr(host, '/'), *port_text;
+        if (path == NULL) path = "/";
+        size_t host_length = (size_t)(path == url + strlen(url) ? strlen(host) : (size_t)(strchr(host, '/') - host));
+        struct quit_target *target = &plan.urls[plan.count];
+        memset(target, 0, sizeof *target);
+        if (host_length >= sizeof target->host || strlen(path) >= sizeof target->path) continue;
+        memcpy(target->host, host, host_length);
+        snprintf(target->path, sizeof target->path, "%s", path);
+        char name[128];
+        snprintf(name, sizeof name, "%s", target->host);
+        long port = 80;
+        if (name[0] == '[') {
+            char *close_bracket = strchr(name, ']');
+            if (close_bracket == NULL) continue;
+            *close_bracket = '\0';
+            port_text = close_bracket[1] == ':' ? close_bracket + 2 : NULL;
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&target->address;
+            a->sin6_family = AF_INET6;
+            if (inet_pton(AF_INET6, name + 1, &a->sin6_addr) != 1) continue;
+            target->address_length = sizeof *a;
+        } else {
+            port_text = strchr(name, ':');
+            if (port_text != NULL) *port_text++ = '\0';
+            struct sockaddr_in *a = (struct sockaddr_in *)&target->address;
+            a->sin_family = AF_INET;
+            if (strcmp(name, "localhost") == 0) snprintf(name, sizeof name, "127.0.0.1");
+            if (inet_pton(AF_INET, name, &a->sin_addr) != 1) continue;
+            target->address_length = sizeof *a;
+        }
+        if (port_text != NULL) port = strtol(port_text, NULL, 10);
+        if (port < 1 || port > 65535) continue;
+        if (target->address.ss_family == AF_INET6) ((struct sockaddr_in6 *)&target->address)->sin6_port = htons((uint16_t)port);
+        else ((struct sockaddr_in *)&target->address)->sin_port = htons((uint16_t)port);
+        plan.count++;
+    }
+}
+
+static void handle_wrapper_line(char *line) {
+    char *verb = line, *rest = strchr(line, ' ');
+    if (rest != NULL) *rest++ = '\0';
+    else rest = "";
+    if (strcmp(verb, FROM_WRAPPER_RUN) == 0) {
+        run_command(strtol(rest, NULL, 10));
+    } else if (strcmp(verb, FROM_WRAPPER_KILL) == 0) {
+        long signo = strtol(rest, NULL, 10);
+        /* Before the kill: once it is sent, the command may run and its answer bring a new instance here. */
+        passed_on((int)signo);
+        if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
+            say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
+        }
+    } else if (strcmp(verb, FROM_WRAPPER_TOOL) == 0) {
+        wrapper.said_hello = 1;
+        wrapper.tool = 1;
+        if (!command.ended) wrapper.deadline = 0;
+        if (wrapper.stop_relayed != 0) end_tool(wrapper.stop_relayed); /* a line it will never read */
+    } else if (strcmp(verb, FROM_WRAPPER_HELLO) == 0) {
+        wrapper.said_hello = 1;
+        if (!command.ended) wrapper.deadline = 0;
+    } else if (strcmp(verb, FROM_WRAPPER_LOG) == 0) {
+        log_out.json = strcmp(rest, LOG_JSON) == 0;
+    } else if (strcmp(verb, FROM_WRAPPER_QUIT) == 0) {
+        read_plan(rest);
+    } else if (strcmp(verb, FROM_WRAPPER_EXIT) == 0) {
+        end_wrapper((int)strtol(rest, NULL, 10) & 0xff);
+    }
+}
+
+static void read_from_wrapper(void) {
+    while (wrapper.channel >= 0 && !wrapper.done) {
+        ssize_t n = read(wrapper.channel, in.bytes + in.length, sizeof in.bytes - 1 - in.length);
+        if (n <= 0) {
+            if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                close(wrapper.channel);
+                wrapper.channel = -1;
+            }
+            return;
+        }
+        in.length += (size_t)n;
+        char *newline;
+        while (!wrapper.done && (newline = memchr(in.bytes, '\n', in.length)) != NULL) {
+            *newline = '\0';
+            handle_wrapper_line(in.bytes);
+            size_t used = (size_t)(newline - in.bytes) + 1;
+            memmove(in.bytes, in.bytes + used, in.length - used);
+            in.length -= used;
+        }
+        if (in.length == sizeof in.bytes - 1) in.length = 0; /* no line is that long: drop garbage */
+    }
+}
+
+static void read_wrapper_log(void) {
+    char chunk[4096];
+    while (wrapper.log >= 0) {
+        ssize_t n = read(wrapper.log, chunk, sizeof chunk);
+        if (n <= 0) {
+            if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                close(wrapper.log);
+                wrapper.log = -1;
+            }
+            return;
+        }
+        add_log(chunk, (size_t)n);
+    }
+}
+
+/* Started by a shell with job control: its parent is in its session but leads another group (the shell's). */
+static int under_job_control(void) {
+    pid_t parent = getppid();
+    return !given.pid1 && getsid(parent) == getsid(0) && getpgid(parent) != getpgrp();
+}
+
+/* The command (or the wrapper, before it) stopped for the terminal: Ctrl-Z, a read or write from the
+ * background. This program stops the same way, so the shell sees its job stopped and gets its prompt; once
+ * continued (fg, bg) it continues the command, on the terminal's foreground if the shell gave it back. */
+static void suspend_job(int signo) {
+    if (given.tty >= 0 && command.running && tcgetpgrp(given.tty) == command.pid && tcsetpgrp(given.tty, getpgrp()) != 0) {
+        say("warn", "cannot take the terminal back (tcsetpgrp): %s", strerror(errno));
+    }
+    flush_log(LOG_FLUSH_MS);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    /* Sent to itself and let through for a moment: its default action stops this process here. */
+    if (kill(getpid(), signo) != 0 || set_mask(SIG_UNBLOCK, &one, NULL) != 0 || set_mask(SIG_BLOCK, &one, NULL) != 0) {
+        say("warn", "cannot stop with the job (%s): %s", "kill", strerror(errno));
+    }
+    if (!wrapper.ended && kill(wrapper.pid, SIGCONT) != 0) say("warn", "cannot continue the wrapper (kill): %s", strerror(errno));
+    if (!command.running) return;
+    if (given.tty >= 0 && tcgetpgrp(given.tty) == getpgrp() && tcsetpgrp(given.tty, command.pid) != 0) {
+        say("warn", "cannot give the terminal to the command (tcsetpgrp): %s", strerror(errno));
+    }
+    if (kill(command_own_group() ? -command.pid : command.pid, SIGCONT) != 0) {
+        say("warn", "cannot continue the command (kill): %s", strerror(errno));
+    }
+}
+
+/* Every child that ended (orphans too); a stopped wrapper is continued: nothing of the job may stop it for good. */
+static void reap(void) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+        if (WIFSTOPPED(status)) {
+            int signo = WSTOPSIG(status);
+            int job_control = signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+            if (job_control && (pid == command.pid || pid == wrapper.pid) && under_job_control()) {
+                suspend_job(signo);
+            } else if (pid == wrapper.pid && kill(wrapper.pid, SIGCONT) != 0) {
+                say("warn", "cannot continue the stopped wrapper (kill): %s", strerror(errno));
+            }
+            continue;
+        }
+        if (pid == command.pid && command.running) {
+            command.running = 0;
+            command.ended = 1;
+            command.code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+            wrapper.deadline = now_ms() + (plan.known ? plan.timeout_ms + FINISH_GRACE_MS : FINISH_WITHOUT_PLAN_MS);
+            /* The terminal back to our group, which the shell gave it to: the command's group is gone. */
+            if (given.tty >= 0 && tcgetpgrp(given.tty) == pid && tcsetpgrp(given.tty, getpgrp()) != 0) {
+                say("warn", "cannot take the terminal back (tcsetpgrp): %s", strerror(errno));
+            }
+            if (WIFSIGNALED(status)) tell_wrapper("%s %d\n", TO_WRAPPER_SIGNALED, WTERMSIG(status));
+            else tell_wrapper("%s %d\n", TO_WRAPPER_EXITED, WEXITSTATUS(status));
+        } else if (pid == wrapper.pid) {
+            wrapper.status = status;
+            wrapper.ended = 1;
+        }
+    }
+}
+
+static void read_signals(int signal_fd, void (*relay)(const struct signalfd_siginfo *)) {
+    struct signalfd_siginfo info;
+    while (read(signal_fd, &info, sizeof info) == (ssize_t)sizeof info) {
+        if (info.ssi_signo == SIGCHLD) reap();
+        else relay(&info);
+    }
+}
+
+/* The wrapper died of a key typed at the terminal (before its handlers existed): the job was interrupted. */
+static int wrapper_interrupted(void) {
+    return WIFSIGNALED(wrapper.status) && WTERMSIG(wrapper.status) <= SIGNALS && wrapper.typed[WTERMSIG(wrapper.status)];
+}
+
+/* How the wrapper ended, for the line that says it did not finish. */
+static void describe_wrapper_end(char *text, size_t size, long long oom_before) {
+    if (WIFEXITED(wrapper.status)) {
+        snprintf(text, size, "exited with %d", WEXITSTATUS(wrapper.status));
+        return;
+    }
+    int signo = WTERMSIG(wrapper.status);
+    int crashed = signo == SIGSEGV || signo == SIGBUS || signo == SIGABRT || signo == SIGTRAP || signo == SIGILL || signo == SIGFPE;
+    const char *why = "";
+    if (signo == SIGKILL) {
+        long long oom_after = oom_kills();
+        if (oom_before >= 0 && oom_after > oom_before) why = " (the kernel's out-of-memory killer: raise the memory limit)";
+    } else if (crashed) {
+        why = "; too small a limit on memory, pids or open files does this";
+    } else if (wrapper_interrupted()) {
+        why = " from the terminal";
+    }
+    snprintf(text, size, "died of signal %d (%s)%s", signo, strsignal(signo), why);
+}
+
+/* One POST to one sidecar, bounded: its HTTP status, 0 for no answer, -1 for a refused connection. */
+static int post_quit(struct quit_target *target, int bound_ms) {
+    int fd = socket(target->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    long long deadline = now_ms() + bound_ms;
+    int status = 0;
+    if (connect(fd, (struct sockaddr *)&target->address, target->address_length) != 0 && errno != EINPROGRESS) {
+        if (errno == ECONNREFUSED) status = -1;
+        goto done;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    if (poll(&p, 1, bound_ms) != 1) goto done;
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+        if (error == ECONNREFUSED) status = -1;
+        goto done;
+    }
+    char request[1024];
+    int n = snprintf(request, sizeof request, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                     target->path, target->host);
+    if (n <= 0 || send(fd, request, (size_t)n, MSG_NOSIGNAL) != n) goto done;
+    char answer[64] = {0};
+    size_t got = 0;
+    while (got < 12) {
+        long long left = deadline - now_ms();
+        p = (struct pollfd){.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) != 1) break;
+        ssize_t r = read(fd, answer + got, sizeof answer - 1 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got >= 12 && strncmp(answer, "HTTP/1.", 7) == 0) status = (int)strtol(answer + 9, NULL, 10);
+done:
+    close(fd);
+    return status;
+}
+
+/* The wrapper ended before its quits: this program tells the sidecars itself, as the policy says, in one line. */
+static void last_resort_quit(int code, const char *why) {
+    if (!plan.known) {
+        say("error", "the wrapper %s before it knew the sidecars; none was told to quit", why);
+        return;
+    }
+    if (plan.count == 0) {
+        say("error", "the wrapper %s", why);
+        return;
+    }
+    if (plan.only_on_success && code != 0) {
+        say("error", "the wrapper %s; the sidecar is left running (quit on-success, exit %d)", why, code);
+        return;
+    }
+    long long deadline = now_ms() + plan.timeout_ms;
+    int pause = QUIT_FIRST_PAUSE_MS, left = plan.count;
+    while (left > 0) {
+        for (int i = 0; i < plan.count; i++) {
+            struct quit_target *target = &plan.urls[i];
+            if (target->done) continue;
+            long long remaining = deadline - now_ms();
+            int status = post_quit(target, remaining < QUIT_REQUEST_MS ? (int)(remaining > 0 ? remaining : 1) : QUIT_REQUEST_MS);
+            if (status != 0) target->status = status;
+            /* Answered and not worth a retry (2xx, or a 4xx but 408 and 429), or gone: a sidecar closes its
+             * listener once told to quit, and it listened when the command started (it was waited for). */
+            if ((status >= 200 && status < 500 && status != 408 && status != 429) || (status < 0 && command.pid != 0)) {
+                target->done = 1;
+                left--;
+            }
+        }
+        if (left == 0 || now_ms() + pause >= deadline) break;
+        struct timespec nap = {.tv_sec = pause / 1000, .tv_nsec = (long)(pause % 1000) * 1000000};
+        nanosleep(&nap, NULL);
+        pause = pause * 2 > QUIT_LAST_PAUSE_MS ? QUIT_LAST_PAUSE_MS : pause * 2;
+    }
+    char results[QUIT_URLS * 160] = "";
+    size_t used = 0;
+    for (int i = 0; i < plan.count && used < sizeof results; i++) {
+        struct quit_target *target = &plan.urls[i];
+        char status[32];
+        if (target->status > 0) snprintf(status, sizeof status, "%d", target->status);
+        else snprintf(status, sizeof status, target->status < 0 ? "refused (gone)" : "no answer");
+        used += (size_t)snprintf(results + used, sizeof results - used, "%shttp://%s%s: %s", i > 0 ? ", " : "", target->host,
+                                 target->path, status);
+    }
+    say("error", "the wrapper %s; the launcher told the sidecar to quit itself (%s)", why, results);
+}
+
+/* Stop requests straight to the command: the wrapper is gone. A terminal's keys reached it already. */
+static void relay_to_command(const struct signalfd_siginfo *info) {
+    int signo = (int)info->ssi_signo;
+    if (!command.running || sent_by_command(info) || !IS_FORWARDED(signo)) return;
+    if (info->ssi_code == SI_KERNEL && IS_FROM_TERMINAL(signo)) return;
+    if (kill(command.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
+}
+
+/* The wrapper died while the command runs: wait for its end alone, relaying stop requests. Returns once it ended. */
+static void outlive_wrapper(int signal_fd) {
+    say("error", "the wrapper ended while the command runs; waiting for the command (pid %d) alone", (int)command.pid);
+    while (command.running) {
+        struct pollfd p = {.fd = signal_fd, .events = POLLIN};
+        if (poll(&p, 1, REAP_EVERY_MS) < 0 && errno != EINTR) {
+            say("warn", "cannot wait for signals (poll): %s", strerror(errno));
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 100 * 1000000};
+            nanosleep(&nap, NULL);
+        }
+        read_signals(signal_fd, relay_to_command);
+        reap();
+        flush_log(0);
+    }
+}
+
+/* The wrapper has ended: the exit code, from the command once it ran, else from the wrapper. */
+__attribute__((noreturn)) static void finish(int signal_fd, long long oom_before) {
+    if (wrapper.channel >= 0) read_from_wrapper(); /* its last lines: the exit code it said */
+    if (wrapper.log >= 0) read_wrapper_log();
+    if (!wrapper.ended && wait_for(wrapper.pid, &wrapper.status) != 0) wrapper.status = SIGKILL; /* as good as killed */
+    wrapper.ended = 1;
+    char why[256];
+    describe_wrapper_end(why, sizeof why, oom_before);
+    int finished = wrapper.done && wrapper.declared >= 0;
+    /* A manifest tool that TERM, INT or HUP ended: 128+N, as the wrapper's own stop before a command. */
+    int tool_stopped = wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) &&
+                       IS_ENDS_TOOL(WTERMSIG(wrapper.status));
+    if (tool_stopped) {
+        flush_log(LOG_FLUSH_MS);
+        _exit(128 + WTERMSIG(wrapper.status));
+    }
+    if (command.running) {
+        outlive_wrapper(signal_fd);
+        last_resort_quit(command.code, why);
+    } else if (command.ended && !finished) {
+        last_resort_quit(command.code, why);
+    } else if (!command.ended && !finished) {
+        last_resort_quit(EXIT_FAILED, why);
+    }
+    /* Reaped orphans do not matter now; the command's status, when it ran, is the code. */
+    int code = command.ended             ? command.code
+               : finished                ? wrapper.declared
+               : wrapper_interrupted() ? 128 + WTERMSIG(wrapper.status)
+                                       : EXIT_FAILED;
+    flush_log(LOG_FLUSH_MS);
+    _exit(code);
+}
+
+int main(int argc, char **argv) {
+    sigset_t blockable;
+    take_signals(&blockable);
+    hold_std_fds();
+    log_out.json = json_asked_for(argc, argv);
+    given.pid1 = getpid() == 1;
+    given.tty = isatty(0) ? 0 : isatty(1) ? 1 : isatty(2) ? 2 : -1;
+    int signal_fd = signalfd(-1, &blockable, SFD_NONBLOCK | SFD_CLOEXEC);
+    given.argc = argc;
+    given.argv = argv;
+    find_self(argc > 0 ? argv[0] : NULL);
+    if (signal_fd < 0) fail("cannot watch signals (signalfd): %s", strerror(errno));
+    if (!given.pid1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+        say("warn", "cannot become the job's subreaper (prctl): %s; its orphans go to PID 1", strerror(errno));
+    }
+    raise_limits();
+    for_cgroup("pids", pids_room);
+    long long oom_before = oom_kills();
+    start_wrapper();
+
+    /* From here, once the command runs, no path exits before it ends: finish() waits for it. */
+    for (;;) {
+        reap();
+        if (wrapper.ended || wrapper.done) finish(signal_fd, oom_before);
+        if (wrapper.deadline != 0 && now_ms() > wrapper.deadline) {
+            if (!wrapper.said_hello) {
+                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)", HELLO_TIMEOUT_MS);
+            } else {
+                say("error", "the wrapper did not finish after the command ended: stopping it");
+            }
+            if (kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
+            wrapper.deadline = 0;
+        }
+        struct pollfd fds[] = {
+            {.fd = signal_fd, .events = POLLIN},
+            {.fd = wrapper.channel, .events = POLLIN | (out.length > 0 ? POLLOUT : 0)},
+            {.fd = wrapper.log, .events = POLLIN},
+            {.fd = log_out.length > 0 ? 2 : -1, .events = POLLOUT},
+        };
+        int timeout = wrapper.deadline == 0 ? REAP_EVERY_MS : (int)(wrapper.deadline - now_ms() + 1);
+        if (poll(fds, sizeof fds / sizeof *fds, timeout < REAP_EVERY_MS ? timeout : REAP_EVERY_MS) < 0 && errno != EINTR) {
+            say("warn", "cannot wait (poll): %s", strerror(errno));
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 100 * 1000000};
+            nanosleep(&nap, NULL);
+        }
+        read_signals(signal_fd, relay_signal);
+        if (fds[1].revents) read_from_wrapper();
+        if (fds[2].revents) read_wrapper_log();
+        if (out.length > 0) flush_to_wrapper();
+        if (log_out.length > 0) flush_log(0);
+    }
+}

@@ -1,0 +1,99 @@
+// The scripts of containers, read by the shell parser: what runs after a failure and what status the shell ends
+// with, and hostile scripts (a function that calls itself twice at every level, deep nesting) read in bounded time.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { loadShellParser, readScript } from '../../../src/manifest/shell.ts';
+
+await loadShellParser();
+
+const quits = (script: string, errexit = false) =>
+  readScript(script, { errexit }).requests.map(({ path, method, runs }) => ({
+    path,
+    method,
+    onFailure: runs.onFailure,
+    onSuccess: runs.onSuccess,
+  }));
+
+describe('where a quit runs', () => {
+  const QUIT = 'curl -X POST localhost:15020/quitquitquit';
+  for (const [script, errexit, onFailure, onSuccess] of [
+    [`./job; ${QUIT}`, false, true, true],
+    [`./job && ${QUIT}`, false, false, true],
+    [`./job || ${QUIT}`, false, true, false],
+    [`./job; ${QUIT}`, true, false, true],
+    [`set -e\n./job\n${QUIT}`, false, false, true],
+    [`set -e\nset +e\n./job\n${QUIT}`, false, true, true],
+    [`if ./job; then echo ok; fi\n${QUIT}`, true, true, true],
+    [`trap '${QUIT}' EXIT\n./job`, true, true, true],
+    [`trap '${QUIT}' ERR\n./job`, false, true, false],
+    [`./job || exit 4\n${QUIT}`, false, false, true],
+    [`quit() { ${QUIT}; }\n./job\nquit`, false, true, true],
+  ] as const) {
+    test(`${JSON.stringify(script)}${errexit ? ' (sh -e)' : ''}: after a failure ${onFailure ? 'yes' : 'no'}, after success ${onSuccess ? 'yes' : 'no'}`, () => {
+      assert.deepEqual(quits(script, errexit), [{ path: '/quitquitquit', method: 'POST', onFailure, onSuccess }]);
+    });
+  }
+  test('wget --post-data and busybox wget are POSTs; a bare curl is a GET', () => {
+    assert.deepEqual(
+      readScript(
+        "busybox wget -q -O- --post-data '' http://127.0.0.1:4191/shutdown; wget --post-data=x http://localhost:3500/v1.0/shutdown; curl localhost:15020/quitquitquit",
+        {
+          errexit: false,
+        },
+      ).requests.map((request) => `${request.method} ${request.port}${request.path}`),
+      ['POST 4191/shutdown', 'POST 3500/v1.0/shutdown', 'GET 15020/quitquitquit'],
+    );
+  });
+});
+
+describe('the status after a failure', () => {
+  for (const [script, lost] of [
+    ['./job\ncurl -XPOST localhost:15020/quitquitquit', 'request'],
+    ['./job\ncurl -XPOST localhost:15020/quitquitquit || true', 'request'],
+    ['./job\nrc=$?\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc', undefined],
+    ['./job && curl -XPOST localhost:15020/quitquitquit', undefined],
+    ['q() { curl -XPOST localhost:15020/quitquitquit; exit 0; }\ntrap q EXIT\n./job', 'exit'],
+    ['trap "rc=\\$?; curl -XPOST localhost:15020/quitquitquit; exit \\$rc" EXIT\n./job', undefined],
+  ] as const) {
+    test(`${JSON.stringify(script)}: ${lost ?? 'kept'}`, () => {
+      assert.equal(readScript(script, { errexit: false }).statusLostAt?.why, lost);
+    });
+  }
+});
+
+describe('hostile scripts, read in bounded time', () => {
+  test('functions that each call the next twice, 20 levels deep (a million calls if followed)', () => {
+    const script = `${Array.from({ length: 20 }, (_, i) => `f${i}() { f${i + 1}; f${i + 1}; }`).join('\n')}\nf20() { curl -XPOST localhost:15020/quitquitquit; }\nf0\n`;
+    const facts = readScript(script, { errexit: false });
+    assert.ok(facts.requests.length > 0 && facts.requests.length <= 20_000);
+  });
+  test('5,000 nested braces and 3,000 nested command substitutions', () => {
+    assert.equal(readScript(`${'{ '.repeat(5000)}echo${'; }'.repeat(5000)}`, { errexit: false }).syntaxError, undefined);
+    assert.deepEqual(readScript(`echo ${'$('.repeat(3000)}x${')'.repeat(3000)}`, { errexit: false }).requests, []);
+  });
+  test('a script the parser rejects is a syntax error, not a crash', () => {
+    assert.ok(readScript('if ./job; then echo ok', { errexit: false }).syntaxError !== undefined);
+    assert.equal(readScript('./job for x in a ; do\n  echo $x\ndone', { errexit: false }).syntaxError?.near, 'do');
+  });
+});
+
+describe('pipelines and pipefail', () => {
+  const QUIT = 'curl -X POST localhost:15020/quitquitquit';
+  test('without pipefail a failed job before | goes on, under set -e too: the quit after it still runs', () => {
+    assert.deepEqual(
+      quits(`./job | tee log\n${QUIT}`, true).map((quit) => quit.onFailure),
+      [true],
+    );
+  });
+  test('with set -o pipefail it ends the script, so the quit after it does not run', () => {
+    assert.deepEqual(
+      quits(`set -euo pipefail\n./job | tee log\n${QUIT}`).map((quit) => quit.onFailure),
+      [false],
+    );
+    assert.deepEqual(
+      readScript(`./job | tee log\n${QUIT}`, { errexit: true, pipefail: true }).requests.map((request) => request.runs.onFailure),
+      [false],
+    );
+  });
+});

@@ -1,0 +1,148 @@
+// YAML as Kubernetes reads it, for --check and --inject: a key written twice keeps its last value, aliases and
+// `<<` merge keys stand for what they name, YAML inside an annotation is checked like the pod's own fields, and a
+// map of many keys parses in time linear in its size.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { inject } from '../../../src/manifest/inject.ts';
+import { check } from '../../../src/manifest/rules.ts';
+import { loadShellParser } from '../../../src/manifest/shell.ts';
+import { get, getIn, text } from '../../../src/manifest/source.ts';
+import { source } from '../../support/manifest.ts';
+
+await loadShellParser();
+
+const rules = (yaml: string): string[] => check(source(yaml)).map((finding) => `${finding.line} ${finding.rule}`);
+
+describe('duplicate keys', () => {
+  test('the last value wins, one warning on its line, and the rest is still checked', () => {
+    const yaml = [
+      'kind: Job',
+      'metadata: {name: j}',
+      'spec:',
+      '  template:',
+      '    metadata:',
+      '      labels:',
+      '        sidecar.istio.io/inject: "false"',
+      '        sidecar.istio.io/inject: "true"',
+      '    spec:',
+      '      restartPolicy: Never',
+      '      containers:',
+      '      - {name: job, image: x, command: [./task]}',
+      '',
+    ].join('\n');
+    assert.deepEqual(rules(yaml), ['8 duplicate-key', '12 unwrapped']);
+  });
+});
+
+describe('aliases and merge keys', () => {
+  test('a pod template reached through an alias is read', () => {
+    const yaml = [
+      'kind: List',
+      'items:',
+      '- kind: Job',
+      '  metadata: {name: first}',
+      '  spec:',
+      '    template: &pod',
+      '      metadata: {annotations: {linkerd.io/inject: enabled}}',
+      '      spec:',
+      '        restartPolicy: Never',
+      '        containers: [{name: job, image: x, command: [./task]}]',
+      '- kind: Job',
+      '  metadata: {name: second}',
+      '  spec:',
+      '    template: *pod',
+      '',
+    ].join('\n');
+    const found = check(source(yaml)).map((finding) => `${finding.line} ${finding.rule} ${finding.message.split(' ')[1]}`);
+    assert.deepEqual(found, ['10 unwrapped first', '10 unwrapped second']);
+  });
+  test('<< merge keys add the keys a map does not write, its own first', () => {
+    const parsed = source('defaults: &d {restartPolicy: OnFailure, dnsPolicy: Default}\nspec:\n  <<: *d\n  restartPolicy: Never\n');
+    const spec = get(parsed.documents[0]?.contents, 'spec');
+    assert.equal(text(get(spec, 'restartPolicy')), 'Never');
+    assert.equal(text(get(spec, 'dnsPolicy')), 'Default');
+  });
+  test('a merged restartPolicy decides the rules that read it', () => {
+    const yaml = [
+      'kind: Job',
+      'metadata: {name: j, labels: &never {restartPolicy: Never}}',
+      'spec:',
+      '  template:',
+      '    spec:',
+      '      <<: *never',
+      '      containers:',
+      '      - {name: job, image: x, command: [sh, -c, "./task && curl -XPOST localhost:15020/quitquitquit"]}',
+      '',
+    ].join('\n');
+    assert.deepEqual(rules(yaml), ['8 quit-skipped-on-failure']);
+    assert.equal(text(getIn(source(yaml).documents[0]?.contents, ['spec', 'template', 'spec', 'restartPolicy'])), 'Never');
+  });
+});
+
+describe('YAML inside annotations', () => {
+  test('a preStop quit inside an annotation is found on the annotation line', () => {
+    const yaml = [
+      'kind: Job',
+      'metadata: {name: j}',
+      'spec:',
+      '  template:',
+      '    metadata:',
+      '      annotations:',
+      '        sidecar.istio.io/inject: "true"',
+      '        sidecar.istio.io/lifecycle: |',
+      '          preStop:',
+      '            exec: {command: [curl, -XPOST, "localhost:15020/quitquitquit"]}',
+      '    spec:',
+      '      restartPolicy: Never',
+      '      containers: [{name: job, image: x, command: [/opt/istio-job-run, --, ./task]}]',
+      '',
+    ].join('\n');
+    assert.deepEqual(rules(yaml), ['8 prestop-quit']);
+  });
+});
+
+describe('--inject and anchors', () => {
+  const shared = [
+    'kind: List',
+    'items:',
+    '- kind: Job',
+    '  metadata: {name: j}',
+    '  spec:',
+    '    template:',
+    '      metadata: {labels: {sidecar.istio.io/inject: "true"}}',
+    '      spec:',
+    '        restartPolicy: Never',
+    '        containers:',
+    '        - name: job',
+    '          image: x',
+    '          command: &cmd ["./task"]',
+    '- kind: Deployment',
+    '  metadata: {name: d}',
+    '  spec:',
+    '    template:',
+    '      spec:',
+    '        containers: [{name: web, image: x, command: *cmd}]',
+    '',
+  ].join('\n');
+  test('a command another document shares through an alias is never changed: the pod is refused, naming the anchor', () => {
+    const result = inject(source(shared), { image: 'i', native: false });
+    assert.equal(result.kind, 'refused');
+    assert.match(
+      result.kind === 'refused' ? (result.problems[0] ?? '') : '',
+      /Job j: .*inside &cmd \(line 13\), which an alias uses elsewhere/,
+    );
+  });
+  test('an anchor nothing else uses is edited as any node', () => {
+    const result = inject(source(shared.replace('command: *cmd}', 'command: [./serve]}')), { image: 'i', native: false });
+    assert.equal(result.kind, 'done');
+  });
+});
+
+describe('size', () => {
+  test('a map of 200,000 keys parses and checks in one pass (a quadratic check of unique keys would take minutes)', () => {
+    const keys = Array.from({ length: 200_000 }, (_, i) => `  k${i}: v`).join('\n');
+    const yaml = `kind: ConfigMap\nmetadata: {name: big}\ndata:\n${keys}\n`;
+    assert.deepEqual(check(source(yaml)), []);
+  });
+});
