@@ -6,7 +6,7 @@ import { EXIT_WRAPPER_FAILED } from './exit-code.ts';
 import { quote } from './quote.ts';
 import { SLOW_INTERVAL_MS } from './readiness.ts';
 import { ISTIO, OTHER_KIND_NAMES, type QuitTarget } from './sidecar-kinds.ts';
-import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList } from './values.ts';
+import { type AlsoEntry, alsoList, bool, durationAtLeast, fitsLauncher, httpUrl, oneOf, urlList } from './values.ts';
 
 const SIDECAR_SETTINGS = ['auto', 'classic', 'native', 'none'] as const;
 export const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
@@ -141,7 +141,7 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
     usage: '--quit-url URL',
     default: [{ url: new URL('http://127.0.0.1:15020/quitquitquit'), kind: ISTIO }],
     defaultText: 'http://127.0.0.1:15020/quitquitquit',
-    parse: (raw) => urlList()(raw).map((url) => ({ url, kind: ISTIO })),
+    parse: (raw) => urlList()(raw).map((url) => ({ url: fitsLauncher(url, ISTIO.label), kind: ISTIO })),
     help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
   },
   quit: {
