@@ -105,7 +105,9 @@ function planErrors(sidecars: readonly Sidecar[]): string[] {
   for (const { url, kind, from } of targets) {
     const line = quitTargetLine(kind.label, url);
     if (line !== undefined && !fitsLine(line)) {
-      errors.push(`${from}: the ${kind.label}'s quit URL ${shownUrl(url)} is too long for the launcher's line (at most ${MAX_LINE_BYTES} bytes)`);
+      errors.push(
+        `${from}: the ${kind.label}'s quit URL ${shownUrl(url)} is too long for the launcher's line (at most ${MAX_LINE_BYTES} bytes)`,
+      );
     }
   }
   return errors;

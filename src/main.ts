@@ -89,11 +89,17 @@ const MAX_FILE_BYTES = 1 << 20;
  * a FIFO without a writer is refused at once.
  */
 function readRegularFile(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_CLOEXEC);
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) {
-      const what = stat.isFIFO() ? 'a FIFO' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : stat.isDirectory() ? 'a directory' : 'a socket';
+      const what = stat.isFIFO()
+        ? 'a FIFO'
+        : stat.isCharacterDevice() || stat.isBlockDevice()
+          ? 'a device'
+          : stat.isDirectory()
+            ? 'a directory'
+            : 'a socket';
       throw new Error(`${what}, not a regular file`);
     }
     const chunks: Buffer[] = [];

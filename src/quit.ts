@@ -40,8 +40,7 @@ export const QUIT_RETRY = {
   maxBackoffMs: 1_000,
 } as const;
 
-const acknowledges = (status: number): boolean =>
-  status >= QUIT_RETRY.acknowledged.from && status < QUIT_RETRY.acknowledged.below;
+const acknowledges = (status: number): boolean => status >= QUIT_RETRY.acknowledged.from && status < QUIT_RETRY.acknowledged.below;
 const retried = (status: number): boolean =>
   status >= QUIT_RETRY.retriedFrom || (QUIT_RETRY.retriedStatuses as readonly number[]).includes(status);
 
@@ -158,8 +157,7 @@ function report(log: Logger, result: QuitResult): void {
       return;
     case 'not-enabled':
       log.warn(
-        `${who} says its quit endpoint is not enabled: POST ${url} answered ${last} (${tally}); ` +
-          `enable it with ${kind.enableQuit}`,
+        `${who} says its quit endpoint is not enabled: POST ${url} answered ${last} (${tally}); ` + `enable it with ${kind.enableQuit}`,
         fields,
       );
       return;

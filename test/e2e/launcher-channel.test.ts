@@ -56,11 +56,14 @@ describe('the quit plan', () => {
 
 describe('an annotations file that would block the read', () => {
   for (const [what, make] of [
-    ['a FIFO without a writer', (dir: string) => {
-      const fifo = join(dir, 'annotations');
-      execFileSync('mkfifo', [fifo]);
-      return fifo;
-    }],
+    [
+      'a FIFO without a writer',
+      (dir: string) => {
+        const fifo = join(dir, 'annotations');
+        execFileSync('mkfifo', [fifo]);
+        return fifo;
+      },
+    ],
     ['a device', () => '/dev/null'],
   ] as const) {
     test(`${what}: refused at once, exit 125 naming it, the assumed sidecar told to quit`, () =>
@@ -69,10 +72,13 @@ describe('an annotations file that would block the read', () => {
         try {
           const path = make(dir);
           const started = Date.now();
-          const result = await run(['--pod-annotations', path, '--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, '--', 'true'], {
-            env: cleanEnv({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }),
-            timeoutMs: 10_000,
-          });
+          const result = await run(
+            ['--pod-annotations', path, '--ready-url', sidecar.readyUrl, '--quit-url', sidecar.quitUrl, '--', 'true'],
+            {
+              env: cleanEnv({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }),
+              timeoutMs: 10_000,
+            },
+          );
           assert.equal(result.code, 125, result.stderr);
           assert.match(result.stderr, /pod annotations ".*": cannot be read \(a (FIFO|device), not a regular file\)/);
           assert.equal(posts(sidecar.requests), 1);

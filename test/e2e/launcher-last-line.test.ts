@@ -42,7 +42,10 @@ describe('the Node half killed', () => {
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stderr.trim().split('\n');
       for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
-      assert.match(lines.at(-1) ?? '', /"msg":"the wrapper died of signal 9 \(Killed\); the launcher sent the quits itself: the proxy acknowledged/);
+      assert.match(
+        lines.at(-1) ?? '',
+        /"msg":"the wrapper died of signal 9 \(Killed\); the launcher sent the quits itself: the proxy acknowledged/,
+      );
     }));
 });
 

@@ -531,7 +531,11 @@ describe('--install without a directory, credentials in URLs', () => {
 
 describe('port 0 and quit URLs too long for the launcher', () => {
   const rows: [argv: string[], env: Env, error: RegExp][] = [
-    [['--quit-url', 'http://127.0.0.1:0/q', 'x'], {}, /^--quit-url: "http:\/\/127\.0\.0\.1:0\/q" has port 0; a sidecar listens on a port from 1 to 65535$/],
+    [
+      ['--quit-url', 'http://127.0.0.1:0/q', 'x'],
+      {},
+      /^--quit-url: "http:\/\/127\.0\.0\.1:0\/q" has port 0; a sidecar listens on a port from 1 to 65535$/,
+    ],
     [['x'], { ISTIO_JOB_RUN_QUIT_URL: 'http://127.0.0.1:1/a,http://127.0.0.1:0/q' }, /^ISTIO_JOB_RUN_QUIT_URL: .* has port 0/],
     [['--ready-url', 'http://127.0.0.1:0/ready', 'x'], {}, /^--ready-url: .* has port 0/],
     [['--also', 'dapr:0', 'x'], {}, /^--also: "0" is not a port \(1-65535\)$/],
@@ -540,7 +544,11 @@ describe('port 0 and quit URLs too long for the launcher', () => {
       {},
       /^--quit-url: "http:\/\/127\.0\.0\.1:15020\/q\?\*\*\*" is too long: its path and query take \d+ bytes, and the line that hands it to the launcher may take at most 4096$/,
     ],
-    [['x'], { ISTIO_JOB_RUN_QUIT_URL: `http://127.0.0.1:15020/${'p'.repeat(4096)}` }, /^ISTIO_JOB_RUN_QUIT_URL: .* is too long: .* at most 4096$/],
+    [
+      ['x'],
+      { ISTIO_JOB_RUN_QUIT_URL: `http://127.0.0.1:15020/${'p'.repeat(4096)}` },
+      /^ISTIO_JOB_RUN_QUIT_URL: .* is too long: .* at most 4096$/,
+    ],
   ];
   for (const [argv, env, error] of rows) {
     test(`${show(argv).slice(0, 80)} ${JSON.stringify(env).slice(0, 60)}: ${error.source.slice(0, 60)}`, () => {

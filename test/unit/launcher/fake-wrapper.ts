@@ -43,7 +43,13 @@ const plans = modes.flatMap((mode) => {
 const requestTimeoutMs = Number(/^request=(\d+)$/.exec(modes.find((mode) => mode.startsWith('request=')) ?? '')?.[1] ?? 1000);
 if (plans[0] !== undefined) {
   const { policy, timeoutMs } = plans[0];
-  const plan = { policy, timeoutMs, requestTimeoutMs, targets: plans.map(({ url }) => ({ url, label: 'proxy' })), urls: plans.map(({ url }) => url) };
+  const plan = {
+    policy,
+    timeoutMs,
+    requestTimeoutMs,
+    targets: plans.map(({ url }) => ({ url, label: 'proxy' })),
+    urls: plans.map(({ url }) => url),
+  };
   link.planQuit(plan);
 }
 if (modes.includes('json')) link.logFormat('json');
