@@ -187,7 +187,8 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
       send(FROM_WRAPPER.log, format);
     },
     planQuit(plan) {
-      // One line a target, then the line that counts them: the launcher takes the plan only whole.
+      // One line a target, then the line that counts them and makes them the plan; none is past the longest line
+      // (the options refused any that would be).
       const lines = plan.policy === 'never' ? [] : plan.targets.flatMap(({ url, label }) => quitTargetLine(label, url) ?? []);
       const fitting = lines.filter(fitsLine);
       for (const line of fitting) send(line);

@@ -23,8 +23,9 @@
  *   3. Relay: every signal goes to the wrapper (but those the command sent: it has them, or the kernel spared
  *      it), with whether the kernel sent it; the wrapper reads them once
  *      its own handlers exist, and decides. It asks for the command to run, for signals to be sent to it,
- *      says its log format, its quit plan (the sidecars' quit URLs and policy) and its exit code. Its log lines
- *      are written on to stderr, and dropped rather than block. A stopped wrapper is continued.
+ *      says its log format, its quit plan (each sidecar's quit endpoint as it parsed it, the policy and the
+ *      bounds) and its exit code, in lines of at most MAX_LINE_BYTES. Its log lines are written on to stderr,
+ *      and dropped rather than block. A stopped wrapper is continued.
  *   4. Run the command when asked: its original argv and environment byte for byte, this program's own
  *      cwd, stdio, signal mask, ignored signals (but SIGCHLD) and limits, in a process group of its own (but as
  *      PID 1 on a terminal), on the terminal's foreground if we had it. Report how it ended to the wrapper.
