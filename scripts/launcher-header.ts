@@ -3,10 +3,19 @@
 // without any of them.
 
 import { EXIT_WRAPPER_FAILED } from '../src/command/exit-code.ts';
-import { CHANNEL_ENV, FROM_WRAPPER, SENT_BY_KERNEL, SENT_BY_PROCESS, TO_WRAPPER } from '../src/launcher/protocol.ts';
-import { PREFIX } from '../src/log.ts';
-import { OPTIONS, QUIT_POLICIES } from '../src/config/options.ts';
-import { LOG_FORMATS } from '../src/log.ts';
+import {
+  CHANNEL_ENV,
+  FROM_WRAPPER,
+  SENT_BY_KERNEL,
+  SENT_BY_PROCESS,
+  TO_WRAPPER,
+  MAX_LINE_BYTES,
+  MAX_QUIT_TARGETS,
+  QUIT_POLICIES,
+} from '../src/launcher/protocol.ts';
+import { PREFIX, LOG_FORMATS } from '../src/log.ts';
+import { OPTIONS } from '../src/config/options.ts';
+import { QUIT_RETRY } from '../src/sidecars/quit.ts';
 import { ENDS_TOOL } from '../src/manifest/select.ts';
 import { LIB_DIR, PROGRAM } from '../src/bundle/self.ts';
 import { FORWARDED, FROM_TERMINAL, REALTIME_FIRST, REALTIME_LAST } from '../src/command/signals.ts';
@@ -27,6 +36,15 @@ export function launcherHeader(loader: string): string {
     ['LOG_PREFIX', cString(`${PREFIX} `)],
     ...Object.entries(TO_WRAPPER).map(([name, verb]): [string, string] => [`TO_WRAPPER_${snake(name)}`, cString(verb)]),
     ...Object.entries(FROM_WRAPPER).map(([name, verb]): [string, string] => [`FROM_WRAPPER_${snake(name)}`, cString(verb)]),
+    ['MAX_LINE_BYTES', String(MAX_LINE_BYTES)],
+    ['MAX_QUIT_TARGETS', String(MAX_QUIT_TARGETS)],
+    ['QUIT_ACKNOWLEDGED(status)', `((status) >= ${QUIT_RETRY.acknowledged.from} && (status) < ${QUIT_RETRY.acknowledged.below})`],
+    [
+      'QUIT_RETRIED(status)',
+      `((status) >= ${QUIT_RETRY.retriedFrom}${QUIT_RETRY.retriedStatuses.map((status) => ` || (status) == ${status}`).join('')})`,
+    ],
+    ['QUIT_FIRST_BACKOFF_MS', String(QUIT_RETRY.firstBackoffMs)],
+    ['QUIT_MAX_BACKOFF_MS', String(QUIT_RETRY.maxBackoffMs)],
     ['LOG_JSON', cString(oneOf(LOG_FORMATS, 'json'))],
     ['LOG_FORMAT_FLAG', cString(`--${OPTIONS.logFormat.flag}`)],
     ['LOG_FORMAT_ENV', cString(OPTIONS.logFormat.env)],

@@ -2,7 +2,7 @@
 // The invariant: every classic sidecar found is told to quit, as the policy allows, on every way out, and
 // the outcome never changes the exit code.
 
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import type { Child } from './command/child.ts';
 import type { Clock } from './clock.ts';
 import { configure, type Job } from './config/configuration.ts';
@@ -40,7 +40,7 @@ export interface System {
 
 export async function main(sys: System): Promise<number> {
   if (sys.manifest !== undefined && isManifestInvocation(sys.argv, sys.manifest.invokedAs)) return sys.manifest.run(sys.argv);
-  const readFile = sys.readFile ?? ((file: string) => readFileSync(file, 'utf8'));
+  const readFile = sys.readFile ?? readRegularFile;
   const invocation = configure({ argv: sys.argv, env: sys.env, readFile });
   if (invocation.kind === 'help') {
     // Loaded when asked for (as are the sidecars' modules below): the bundle runs a module's top level only then.
@@ -54,8 +54,13 @@ export async function main(sys: System): Promise<number> {
   sys.log.configure(options.logLevel, options.logFormat);
   for (const line of invocation.lines) sys.log[line.level](line.message);
   const proxy = await link(sys, invocation);
-  const quitUrls = proxy === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit.map(({ url }) => url));
-  sys.planQuit?.({ urls: quitUrls, policy: options.quit, timeoutMs: options.quitTimeout });
+  const targets = proxy === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit);
+  sys.planQuit?.({
+    targets: targets.map(({ url, kind }) => ({ url, label: kind.label })),
+    policy: options.quit,
+    timeoutMs: options.quitTimeout,
+    requestTimeoutMs: options.requestTimeout,
+  });
 
   let code: number;
   try {
@@ -73,6 +78,42 @@ export async function main(sys: System): Promise<number> {
   await proxy?.quit(code);
   proxy?.close();
   return code;
+}
+
+/** The most of the annotations file read: a downwardAPI file holds a pod's annotations, at most 256 KiB. */
+const MAX_FILE_BYTES = 1 << 20;
+
+/**
+ * Reads a regular file, and refuses anything else: a FIFO or a terminal would block this thread, and with it
+ * the signals relayed before the command (a TERM must end the wait at once). Opened without blocking, so even
+ * a FIFO without a writer is refused at once.
+ */
+function readRegularFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      const what = stat.isFIFO()
+        ? 'a FIFO'
+        : stat.isCharacterDevice() || stat.isBlockDevice()
+          ? 'a device'
+          : stat.isDirectory()
+            ? 'a directory'
+            : 'a socket';
+      throw new Error(`${what}, not a regular file`);
+    }
+    const chunks: Buffer[] = [];
+    for (let total = 0; ; ) {
+      const chunk = Buffer.alloc(64 * 1024);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) return Buffer.concat(chunks).toString('utf8');
+      chunks.push(chunk.subarray(0, n));
+      total += n;
+      if (total > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -5,9 +5,11 @@
 import { parseAnnotations } from './annotations.ts';
 import { describeSidecars, detect, type Note, type Sidecar } from './detect.ts';
 import { errorCode, errorMessage } from '../errors.ts';
-import { modeInputs, type ResolvedMode, resolveMode } from './mode.ts';
+import { modeInputs, type ResolvedMode, resolveMode, STATUS_ANNOTATION } from './mode.ts';
 import { parseInvocation } from './parse.ts';
 import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options.ts';
+import { fitsLine, MAX_LINE_BYTES, MAX_QUIT_TARGETS, quitTargetLine } from '../launcher/protocol.ts';
+import { shownUrl } from '../quote.ts';
 
 export interface ConfigurationInputs {
   readonly argv: readonly string[];
@@ -46,6 +48,7 @@ export function configure(inputs: ConfigurationInputs): Configuration {
 
   const file = readAnnotations(inputs.readFile, options.podAnnotations);
   let annotations: { readonly path: string; readonly values: ReadonlyMap<string, string> } | undefined;
+  let malformed = false;
   if (file !== undefined) {
     const where = `pod annotations ${JSON.stringify(file.path)}`;
     if ('error' in file) errors.push(`${where}: ${file.error}`);
@@ -53,10 +56,13 @@ export function configure(inputs: ConfigurationInputs): Configuration {
       const parsed = parseAnnotations(file.text);
       for (const error of parsed.errors) errors.push(`${where}: ${error}`);
       annotations = { path: file.path, values: parsed.values };
+      // A line that is not key="value" may have been the status: its absence then says nothing, and the
+      // Istio sidecar is resolved as for an unreadable file (assumed in a pod, and told to quit).
+      malformed = parsed.errors.length > 0 && !parsed.values.has(STATUS_ANNOTATION);
     }
   }
 
-  const mode = resolveMode(options.sidecar, modeInputs(inputs.env, envoyAdmin, annotations));
+  const mode = resolveMode(options.sidecar, modeInputs(inputs.env, envoyAdmin, malformed ? undefined : annotations));
   const detection = detect({ options, env: inputs.env, mode, envoyAdmin, ...(annotations === undefined ? {} : { annotations }) });
   lines.push({ level: mode.level, message: mode.reason }, ...detection.notes);
   if (detection.sidecars.length > 0) lines.push({ level: 'info', message: describeSidecars(detection.sidecars) });
@@ -67,7 +73,7 @@ export function configure(inputs: ConfigurationInputs): Configuration {
     mode,
     sidecars: detection.sidecars,
     lines,
-    errors: [...errors, ...detection.errors],
+    errors: [...errors, ...detection.errors, ...planErrors(detection.sidecars)],
     ...(detection.probe === undefined ? {} : { probe: detection.probe }),
   };
 }
@@ -84,4 +90,25 @@ function readAnnotations(
     if (path === DEFAULT_ANNOTATIONS_FILE && code === 'ENOENT') return undefined;
     return { path, error: `cannot be read (${code ?? errorMessage(error)})` };
   }
+}
+
+/**
+ * The quit plan the launcher is handed must hold every quit URL: no more than MAX_QUIT_TARGETS, each on a line
+ * that fits. --quit-url is checked as it is parsed; this names the others (a path from the annotations file).
+ */
+function planErrors(sidecars: readonly Sidecar[]): string[] {
+  const errors: string[] = [];
+  const targets = sidecars.flatMap((sidecar) => sidecar.quit.map((target) => ({ ...target, from: sidecar.from })));
+  if (targets.length > MAX_QUIT_TARGETS) {
+    errors.push(`${targets.length} quit URLs: the launcher takes at most ${MAX_QUIT_TARGETS} (--quit-url, --also, the annotations file)`);
+  }
+  for (const { url, kind, from } of targets) {
+    const line = quitTargetLine(kind.label, url);
+    if (line !== undefined && !fitsLine(line)) {
+      errors.push(
+        `${from}: the ${kind.label}'s quit URL ${shownUrl(url)} is too long for the launcher's line (at most ${MAX_LINE_BYTES} bytes)`,
+      );
+    }
+  }
+  return errors;
 }

@@ -4,18 +4,18 @@
 
 import { EXIT_WRAPPER_FAILED } from '../command/exit-code.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.ts';
+import { QUIT_POLICIES, type QuitPolicy } from '../launcher/protocol.ts';
 import { quote } from '../quote.ts';
 import { endpointUrl, ISTIO, OTHER_KIND_NAMES, type QuitTarget } from './kinds.ts';
-import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList } from './values.ts';
+import { type AlsoEntry, alsoList, bool, durationAtLeast, httpUrl, oneOf, urlList, fitsLauncher } from './values.ts';
 
 const SIDECAR_SETTINGS = ['auto', 'classic', 'native', 'none'] as const;
 /** The longest interval between readiness checks while the proxy is slow (src/sidecars/readiness.ts grows it). */
 export const SLOW_INTERVAL_MS = 100;
-export const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
 
 export type SidecarSetting = (typeof SIDECAR_SETTINGS)[number];
 export type SidecarMode = Exclude<SidecarSetting, 'auto'>;
-export type QuitPolicy = (typeof QUIT_POLICIES)[number];
+export type { QuitPolicy };
 export type { LogFormat, LogLevel };
 
 /** The environment variable the pod fills from the annotation sidecar.istio.io/status (downward API). */
@@ -140,7 +140,7 @@ export const OPTIONS: { readonly [K in keyof Options]: Spec<Options[K]> } = {
     usage: '--quit-url URL',
     default: [{ url: new URL(endpointUrl(ISTIO, ISTIO.quit)), kind: ISTIO }],
     defaultText: endpointUrl(ISTIO, ISTIO.quit),
-    parse: (raw) => urlList()(raw).map((url) => ({ url, kind: ISTIO })),
+    parse: (raw) => urlList()(raw).map((url) => ({ url: fitsLauncher(url, ISTIO.label), kind: ISTIO })),
     help: 'POSTed to stop the proxy. Repeatable; the variable takes a comma-separated list.',
   },
   quit: {

@@ -7,7 +7,7 @@
 import { formatDuration } from './duration.ts';
 import { errorMessage } from '../errors.ts';
 import { ENVOY_ADMIN_VARIABLE, type Options } from './options.ts';
-import { quote, redact } from '../quote.ts';
+import { quote, redact, shownUrl } from '../quote.ts';
 import { endpointUrl, GENERIC_KIND, ISTIO, istioPort, kindNamed, type QuitTarget } from './kinds.ts';
 import { durationAtLeast, httpUrl, urlList } from './values.ts';
 
@@ -94,11 +94,11 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly QuitTarget[]): S
 
   if (admin !== undefined) {
     const readyUrl = append(admin, 'ready');
-    sets('ENVOY_ADMIN_API', set('readyUrl', readyUrl, `--ready-url ${readyUrl.href}`));
+    sets('ENVOY_ADMIN_API', set('readyUrl', readyUrl, `--ready-url ${shownUrl(readyUrl)}`));
   }
 
   const istioQuit = quitApi === undefined ? undefined : { url: append(quitApi, 'quitquitquit'), kind: ISTIO };
-  if (istioQuit !== undefined) sets('ISTIO_QUIT_API', set('quitUrls', [istioQuit], `--quit-url ${istioQuit.url.href}`));
+  if (istioQuit !== undefined) sets('ISTIO_QUIT_API', set('quitUrls', [istioQuit], `--quit-url ${shownUrl(istioQuit.url)}`));
 
   // scuttle checked NEVER_KILL_ISTIO first: never quitting covers quitting only on success.
   if (neverKill === true) sets('NEVER_KILL_ISTIO', set('quit', 'never', '--quit never'));
@@ -131,14 +131,14 @@ export function readScuttle(env: Env, defaultQuitUrls: readonly QuitTarget[]): S
   }
 
   if (generic !== undefined) {
-    const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map(({ url }) => url.href).join(', ')})` : '';
+    const besides = istioQuit === undefined ? ` (besides ${defaultQuitUrls.map(({ url }) => shownUrl(url)).join(', ')})` : '';
     const others = generic.map((url) => ({ url, kind: GENERIC_KIND }));
     sets(
       'GENERIC_QUIT_ENDPOINTS',
       set(
         'quitUrls',
         [...(istioQuit === undefined ? defaultQuitUrls : [istioQuit]), ...others],
-        `${generic.map((url) => `--quit-url ${url.href}`).join(' ')}${besides}`,
+        `${generic.map((url) => `--quit-url ${shownUrl(url)}`).join(' ')}${besides}`,
       ),
     );
   }

@@ -6,6 +6,7 @@ import { type DurationSyntax, formatDuration, parseDuration } from './duration.t
 import { errorMessage } from '../errors.ts';
 import { quote, redact } from '../quote.ts';
 import { endpointUrl, ISTIO, kindNamed, OTHER_KIND_NAMES, type OtherKindName } from './kinds.ts';
+import { fitsLine, MAX_LINE_BYTES, quitTargetLine } from '../launcher/protocol.ts';
 
 const URL_EXAMPLE = endpointUrl(ISTIO, ISTIO.quit);
 
@@ -68,6 +69,7 @@ export function httpUrl(raw: string, example?: string): URL {
   if (url.username !== '' || url.password !== '') {
     throw new Error(`${shown} has credentials in it; sidecar endpoints take none, and they would show in logs`);
   }
+  if (url.port === '0') throw new Error(`${shown} has port 0; a sidecar listens on a port from 1 to 65535`);
   return url;
 }
 
@@ -120,4 +122,19 @@ export function alsoList(raw: string): AlsoEntry[] {
   }
   if (errors.length > 0) throw new PartialError(errors.join('; '), entries);
   return entries;
+}
+
+/**
+ * A quit URL whose line to the launcher would not fit the protocol's longest line is refused here, when the
+ * options are read: the launcher must be able to quit every sidecar the wrapper would.
+ */
+export function fitsLauncher(url: URL, label: string): URL {
+  const line = quitTargetLine(label, url);
+  if (line !== undefined && !fitsLine(line)) {
+    throw new Error(
+      `${quote(redact(url.href))} is too long: its path and query take ${Buffer.byteLength(`${url.pathname}${url.search}`)} bytes, ` +
+        `and the line that hands it to the launcher may take at most ${MAX_LINE_BYTES}`,
+    );
+  }
+  return url;
 }

@@ -23,8 +23,9 @@
  *   3. Relay: every signal goes to the wrapper (but those the command sent: it has them, or the kernel spared
  *      it), with whether the kernel sent it; the wrapper reads them once
  *      its own handlers exist, and decides. It asks for the command to run, for signals to be sent to it,
- *      says its log format, its quit plan (the sidecars' quit URLs and policy) and its exit code. Its log lines
- *      are written on to stderr, and dropped rather than block. A stopped wrapper is continued.
+ *      says its log format, its quit plan (each sidecar's quit endpoint as it parsed it, the policy and the
+ *      bounds) and its exit code, in lines of at most MAX_LINE_BYTES. Its log lines are written on to stderr,
+ *      and dropped rather than block. A stopped wrapper is continued.
  *   4. Run the command when asked: its original argv and environment byte for byte, this program's own
  *      cwd, stdio, signal mask, ignored signals (but SIGCHLD) and limits, in a process group of its own (but as
  *      PID 1 on a terminal), on the terminal's foreground if we had it. Report how it ended to the wrapper.
@@ -70,7 +71,9 @@
     !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
     !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
     !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
-    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL)
+    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL) || !defined(MAX_LINE_BYTES) ||        \
+    !defined(MAX_QUIT_TARGETS) || !defined(FROM_WRAPPER_TARGET) || !defined(QUIT_ACKNOWLEDGED) || !defined(QUIT_RETRIED) ||  \
+    !defined(QUIT_FIRST_BACKOFF_MS) || !defined(QUIT_MAX_BACKOFF_MS)
 #error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
 #endif
 
@@ -99,11 +102,6 @@ static const char *const HELD_FROM_WRAPPER[] = {
 #define LOG_FLUSH_MS 100
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
-/* The last-resort quit: at most this many URLs, each POST bounded, retried with a doubling pause. */
-#define QUIT_URLS 8
-#define QUIT_REQUEST_MS 1000
-#define QUIT_FIRST_PAUSE_MS 20
-#define QUIT_LAST_PAUSE_MS 1000
 
 #define SIGNALS 64
 /* The kernel queues every instance of a signal from 32 on (its own SIGRTMIN; the C libraries keep a few). */
@@ -170,10 +168,12 @@ static struct {
     unsigned long long waiting; /* the sum of pending */
 } out;
 
-/* Bytes from the wrapper, up to the next newline. */
+/* Bytes from the wrapper, up to the next newline: a line is at most MAX_LINE_BYTES, its newline included. A longer
+ * one is discarded through its newline (`discarding`), never read as lines of its own. */
 static struct {
-    char bytes[4096];
+    char bytes[MAX_LINE_BYTES];
     size_t length;
+    int discarding;
 } in;
 
 /* What goes to stderr: the wrapper's lines and ours, written when stderr takes them, dropped rather than block. */
@@ -183,23 +183,30 @@ static struct {
     int json;
 } log_out;
 
-/* One sidecar's quit URL, as this program POSTs it itself. */
+/* One sidecar's quit endpoint, as the wrapper parsed it (a `target` line) and this program POSTs it itself. */
 struct quit_target {
+    char label[64]; /* the sidecar, as the wrapper's lines name it: "proxy", "linkerd-proxy" */
     struct sockaddr_storage address;
     socklen_t address_length;
-    char host[128];
-    char path[512];
+    char host[MAX_LINE_BYTES]; /* the Host header */
+    char path[MAX_LINE_BYTES]; /* the request's path and query */
     int done;
     int status; /* the last HTTP status; 0 for no answer, -1 for refused */
+    int attempts;
 };
 
-/* The sidecars to tell to quit if the wrapper cannot. */
+/* The sidecars to tell to quit if the wrapper cannot: the `target` lines are staged until the `quit` line counts
+ * them. The retry rules and the backoff are the wrapper's (launcher-protocol.h); the bounds are its options. */
 static struct {
     int known;
     int only_on_success;
     long timeout_ms;
+    long request_ms; /* --request-timeout */
     int count;
-    struct quit_target urls[QUIT_URLS];
+    int unread; /* targets the quit line counted that were not read (a line discarded) */
+    struct quit_target urls[MAX_QUIT_TARGETS];
+    int staged;
+    struct quit_target staging[MAX_QUIT_TARGETS];
 } plan;
 
 static long long now_ms(void) {
@@ -248,7 +255,8 @@ static void utc_time(long long seconds, char *text, size_t size) {
 
 /* One line of ours, in the wrapper's log format: "istio-job-run: ..." or a JSON record. */
 __attribute__((format(printf, 2, 3))) static void say(const char *level, const char *format, ...) {
-    char message[PATH_MAX + 512], line[2 * sizeof message + 128];
+    /* Static, not on the stack: a stack limit below the floor is said with this too. Never reentered. */
+    static char message[16384], line[2 * sizeof message + 128], escaped[2 * sizeof message];
     va_list args;
     va_start(args, format);
     int length = vsnprintf(message, sizeof message, format, args);
@@ -260,7 +268,7 @@ __attribute__((format(printf, 2, 3))) static void say(const char *level, const c
         char when[64];
         clock_gettime(CLOCK_REALTIME, &t);
         utc_time(t.tv_sec, when, sizeof when);
-        char escaped[2 * sizeof message], *e = escaped;
+        char *e = escaped;
         for (const char *c = message; *c != '\0'; c++) {
             if (*c == '"' || *c == '\\') *e++ = '\\';
             *e++ = (unsigned char)*c < 0x20 ? ' ' : *c;
@@ -774,51 +782,58 @@ static void end_wrapper(int code) {
     if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
 }
 
-/* `quit WHEN TIMEOUT_MS URL...`: URLs this program can reach itself (http, a numeric loopback host) are kept. */
+/* Copies a word into a field; 0 if it does not fit or is missing. */
+static int copy_word(char *field, size_t size, const char *word) {
+    if (word == NULL || strlen(word) >= size) return 0;
+    memcpy(field, word, strlen(word) + 1);
+    return 1;
+}
+
+/* `target LABEL ADDRESS PORT HOST PATH`: one quit endpoint, parsed by the wrapper, staged for the `quit` line. */
+static void read_target(char *words) {
+    char *save = NULL, *label = strtok_r(words, " ", &save), *address = strtok_r(NULL, " ", &save);
+    char *port_text = strtok_r(NULL, " ", &save), *host = strtok_r(NULL, " ", &save), *path = strtok_r(NULL, " ", &save);
+    if (plan.staged >= MAX_QUIT_TARGETS) return; /* the wrapper sends no more: a usage error there */
+    struct quit_target *target = &plan.staging[plan.staged];
+    memset(target, 0, sizeof *target);
+    long port = port_text == NULL ? 0 : strtol(port_text, NULL, 10);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&target->address;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&target->address;
+    if (!copy_word(target->label, sizeof target->label, label) || !copy_word(target->host, sizeof target->host, host) ||
+        !copy_word(target->path, sizeof target->path, path) || address == NULL || port < 1 || port > 65535) {
+        say("warn", "a quit target from the wrapper that cannot be read: ignored");
+        return;
+    }
+    if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        target->address_length = sizeof *v4;
+    } else if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        target->address_length = sizeof *v6;
+    } else {
+        say("warn", "a quit target from the wrapper with no numeric address (%s): ignored", address);
+        return;
+    }
+    plan.staged++;
+}
+
+/* `quit POLICY TIMEOUT_MS REQUEST_TIMEOUT_MS COUNT`: the staged targets become the plan. */
 static void read_plan(char *words) {
     char *save = NULL, *when = strtok_r(words, " ", &save), *timeout = strtok_r(NULL, " ", &save);
-    if (when == NULL || timeout == NULL) return;
+    char *request = strtok_r(NULL, " ", &save), *count = strtok_r(NULL, " ", &save);
+    if (when == NULL || timeout == NULL || request == NULL || count == NULL) return;
     plan.known = 1;
     plan.only_on_success = strcmp(when, QUIT_ON_SUCCESS) == 0;
     plan.timeout_ms = strtol(timeout, NULL, 10);
-    plan.count = 0;
-    for (char *url = strtok_r(NULL, " ", &save); url != NULL && plan.count < QUIT_URLS; url = strtok_r(NULL, " ", &save)) {
-        if (strncmp(url, "http://", 7) != 0) continue;
-        char *host = url + 7, *path = strchr(host, '/'), *port_text;
-        if (path == NULL) path = "/";
-        size_t host_length = (size_t)(path == url + strlen(url) ? strlen(host) : (size_t)(strchr(host, '/') - host));
-        struct quit_target *target = &plan.urls[plan.count];
-        memset(target, 0, sizeof *target);
-        if (host_length >= sizeof target->host || strlen(path) >= sizeof target->path) continue;
-        memcpy(target->host, host, host_length);
-        snprintf(target->path, sizeof target->path, "%s", path);
-        char name[128];
-        snprintf(name, sizeof name, "%s", target->host);
-        long port = 80;
-        if (name[0] == '[') {
-            char *close_bracket = strchr(name, ']');
-            if (close_bracket == NULL) continue;
-            *close_bracket = '\0';
-            port_text = close_bracket[1] == ':' ? close_bracket + 2 : NULL;
-            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&target->address;
-            a->sin6_family = AF_INET6;
-            if (inet_pton(AF_INET6, name + 1, &a->sin6_addr) != 1) continue;
-            target->address_length = sizeof *a;
-        } else {
-            port_text = strchr(name, ':');
-            if (port_text != NULL) *port_text++ = '\0';
-            struct sockaddr_in *a = (struct sockaddr_in *)&target->address;
-            a->sin_family = AF_INET;
-            if (strcmp(name, "localhost") == 0) snprintf(name, sizeof name, "127.0.0.1");
-            if (inet_pton(AF_INET, name, &a->sin_addr) != 1) continue;
-            target->address_length = sizeof *a;
-        }
-        if (port_text != NULL) port = strtol(port_text, NULL, 10);
-        if (port < 1 || port > 65535) continue;
-        if (target->address.ss_family == AF_INET6) ((struct sockaddr_in6 *)&target->address)->sin6_port = htons((uint16_t)port);
-        else ((struct sockaddr_in *)&target->address)->sin_port = htons((uint16_t)port);
-        plan.count++;
-    }
+    plan.request_ms = strtol(request, NULL, 10);
+    if (plan.request_ms < 1) plan.request_ms = 1;
+    long counted = strtol(count, NULL, 10);
+    memcpy(plan.urls, plan.staging, (size_t)plan.staged * sizeof *plan.urls);
+    plan.count = plan.staged;
+    plan.unread = counted > plan.staged ? (int)(counted - plan.staged) : 0;
+    plan.staged = 0;
 }
 
 static void handle_wrapper_line(char *line) {
@@ -844,6 +859,8 @@ static void handle_wrapper_line(char *line) {
         if (!command.ended) wrapper.deadline = 0;
     } else if (strcmp(verb, FROM_WRAPPER_LOG) == 0) {
         log_out.json = strcmp(rest, LOG_JSON) == 0;
+    } else if (strcmp(verb, FROM_WRAPPER_TARGET) == 0) {
+        read_target(rest);
     } else if (strcmp(verb, FROM_WRAPPER_QUIT) == 0) {
         read_plan(rest);
     } else if (strcmp(verb, FROM_WRAPPER_EXIT) == 0) {
@@ -853,7 +870,7 @@ static void handle_wrapper_line(char *line) {
 
 static void read_from_wrapper(void) {
     while (wrapper.channel >= 0 && !wrapper.done) {
-        ssize_t n = read(wrapper.channel, in.bytes + in.length, sizeof in.bytes - 1 - in.length);
+        ssize_t n = read(wrapper.channel, in.bytes + in.length, sizeof in.bytes - in.length);
         if (n <= 0) {
             if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
                 close(wrapper.channel);
@@ -865,12 +882,21 @@ static void read_from_wrapper(void) {
         char *newline;
         while (!wrapper.done && (newline = memchr(in.bytes, '\n', in.length)) != NULL) {
             *newline = '\0';
-            handle_wrapper_line(in.bytes);
+            if (!in.discarding) handle_wrapper_line(in.bytes);
+            in.discarding = 0; /* the newline that ends a line too long: the next one is whole */
             size_t used = (size_t)(newline - in.bytes) + 1;
             memmove(in.bytes, in.bytes + used, in.length - used);
             in.length -= used;
         }
-        if (in.length == sizeof in.bytes - 1) in.length = 0; /* no line is that long: drop garbage */
+        /* Full without a newline: the line is longer than the protocol allows. Its rest, through its newline, is
+         * dropped too, never read as a line. */
+        if (in.length == sizeof in.bytes) {
+            if (!in.discarding) {
+                say("warn", "a line from the wrapper was longer than %d bytes (the protocol's longest): discarded", MAX_LINE_BYTES);
+            }
+            in.discarding = 1;
+            in.length = 0;
+        }
     }
 }
 
@@ -1004,7 +1030,7 @@ static int post_quit(struct quit_target *target, int bound_ms) {
         if (error == ECONNREFUSED) status = -1;
         goto done;
     }
-    char request[1024];
+    char request[2 * MAX_LINE_BYTES + 128];
     int n = snprintf(request, sizeof request, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
                      target->path, target->host);
     if (n <= 0 || send(fd, request, (size_t)n, MSG_NOSIGNAL) != n) goto done;
@@ -1024,14 +1050,25 @@ done:
     return status;
 }
 
-/* The wrapper ended before its quits: this program tells the sidecars itself, as the policy says, in one line. */
+/* How a target reads in the last line: its URL with the query replaced by `***`, as the wrapper shows URLs, and cut
+ * short past 200 bytes. */
+static void shown_url(const struct quit_target *target, char *text, size_t size) {
+    const char *query = strpbrk(target->path, "?#");
+    int path_length = query == NULL ? (int)strlen(target->path) : (int)(query - target->path);
+    int cut = path_length > 200;
+    snprintf(text, size, "http://%s%.*s%s%s", target->host, cut ? 200 : path_length, target->path, cut ? "..." : "",
+             query == NULL ? "" : *query == '?' ? "?***" : "#***");
+}
+
+/* The wrapper ended before its quits: this program tells the sidecars itself, as the policy says, with the
+ * wrapper's retry rules and bounds, and says in one line what each sidecar answered. */
 static void last_resort_quit(int code, const char *why) {
     if (!plan.known) {
         say("error", "the wrapper %s before it knew the sidecars; none was told to quit", why);
         return;
     }
     if (plan.count == 0) {
-        say("error", "the wrapper %s", why);
+        say("error", "the wrapper %s%s", why, plan.unread > 0 ? "; the quit plan could not be read, no sidecar was told to quit" : "");
         return;
     }
     if (plan.only_on_success && code != 0) {
@@ -1039,17 +1076,19 @@ static void last_resort_quit(int code, const char *why) {
         return;
     }
     long long deadline = now_ms() + plan.timeout_ms;
-    int pause = QUIT_FIRST_PAUSE_MS, left = plan.count;
+    int pause = QUIT_FIRST_BACKOFF_MS, left = plan.count;
     while (left > 0) {
         for (int i = 0; i < plan.count; i++) {
             struct quit_target *target = &plan.urls[i];
             if (target->done) continue;
             long long remaining = deadline - now_ms();
-            int status = post_quit(target, remaining < QUIT_REQUEST_MS ? (int)(remaining > 0 ? remaining : 1) : QUIT_REQUEST_MS);
+            if (remaining <= 0) break;
+            target->attempts++;
+            int status = post_quit(target, (int)(remaining < plan.request_ms ? remaining : plan.request_ms));
             if (status != 0) target->status = status;
-            /* Answered and not worth a retry (2xx, or a 4xx but 408 and 429), or gone: a sidecar closes its
-             * listener once told to quit, and it listened when the command started (it was waited for). */
-            if ((status >= 200 && status < 500 && status != 408 && status != 429) || (status < 0 && command.pid != 0)) {
+            /* Answered and not worth a retry, or gone: a sidecar closes its listener once told to quit, and it
+             * listened when the command started (it was waited for). */
+            if ((status > 0 && !QUIT_RETRIED(status)) || (status < 0 && command.pid != 0)) {
                 target->done = 1;
                 left--;
             }
@@ -1057,19 +1096,36 @@ static void last_resort_quit(int code, const char *why) {
         if (left == 0 || now_ms() + pause >= deadline) break;
         struct timespec nap = {.tv_sec = pause / 1000, .tv_nsec = (long)(pause % 1000) * 1000000};
         nanosleep(&nap, NULL);
-        pause = pause * 2 > QUIT_LAST_PAUSE_MS ? QUIT_LAST_PAUSE_MS : pause * 2;
+        pause = pause * 2 > QUIT_MAX_BACKOFF_MS ? QUIT_MAX_BACKOFF_MS : pause * 2;
     }
-    char results[QUIT_URLS * 160] = "";
+    static char results[MAX_QUIT_TARGETS * 400];
+    results[0] = '\0';
     size_t used = 0;
     for (int i = 0; i < plan.count && used < sizeof results; i++) {
         struct quit_target *target = &plan.urls[i];
-        char status[32];
-        if (target->status > 0) snprintf(status, sizeof status, "%d", target->status);
-        else snprintf(status, sizeof status, target->status < 0 ? "refused (gone)" : "no answer");
-        used += (size_t)snprintf(results + used, sizeof results - used, "%shttp://%s%s: %s", i > 0 ? ", " : "", target->host,
-                                 target->path, status);
+        char url[300], last[32], tally[32];
+        shown_url(target, url, sizeof url);
+        if (target->status > 0) snprintf(last, sizeof last, "%d", target->status);
+        else snprintf(last, sizeof last, target->status < 0 ? "refused" : "no answer");
+        snprintf(tally, sizeof tally, "%d attempt%s", target->attempts, target->attempts == 1 ? "" : "s");
+        const char *sep = i > 0 ? "; " : "";
+        size_t room = sizeof results - used;
+        int n;
+        if (target->done && QUIT_ACKNOWLEDGED(target->status)) {
+            n = snprintf(results + used, room, "%sthe %s acknowledged the quit (POST %s: %s, %s)", sep, target->label, url, last, tally);
+        } else if (target->done && target->status < 0) {
+            n = snprintf(results + used, room, "%sthe %s was already gone (POST %s refused, %s)", sep, target->label, url, tally);
+        } else if (target->done) {
+            n = snprintf(results + used, room, "%sthe %s rejected the quit (POST %s: %s, %s)", sep, target->label, url, last, tally);
+        } else {
+            n = snprintf(results + used, room, "%sgave up telling the %s to quit (POST %s: last %s, %s)", sep, target->label, url, last, tally);
+        }
+        used += n > 0 ? (size_t)n : 0;
     }
-    say("error", "the wrapper %s; the launcher told the sidecar to quit itself (%s)", why, results);
+    if (plan.unread > 0 && used < sizeof results) {
+        snprintf(results + used, sizeof results - used, "; %d more in the quit plan could not be read", plan.unread);
+    }
+    say("error", "the wrapper %s; the launcher sent the quits itself: %s", why, results);
 }
 
 /* Stop requests straight to the command: the wrapper is gone. A terminal's keys reached it already. */

@@ -8,15 +8,24 @@ import { writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Child } from '../command/child.ts';
 import { spawnMessage, type Outcome } from '../command/exit-code.ts';
-import { CHANNEL_ENV, FROM_WRAPPER, SENT_BY_KERNEL, TO_WRAPPER } from './protocol.ts';
-import type { Logger } from '../log.ts';
-import type { LogFormat, QuitPolicy } from '../config/options.ts';
+import {
+  CHANNEL_ENV,
+  FROM_WRAPPER,
+  fitsLine,
+  MAX_LINE_BYTES,
+  type QuitPolicy,
+  quitTargetLine,
+  SENT_BY_KERNEL,
+  TO_WRAPPER,
+} from './protocol.ts';
+import type { LogFormat, Logger } from '../log.ts';
 
-/** What the launcher needs to tell the sidecars to quit itself. */
+/** What the launcher needs to tell the sidecars to quit itself: each quit URL with the label of its sidecar. */
 export interface QuitPlan {
-  readonly urls: readonly URL[];
+  readonly targets: readonly { readonly url: URL; readonly label: string }[];
   readonly policy: QuitPolicy;
   readonly timeoutMs: number;
+  readonly requestTimeoutMs: number;
 }
 
 interface LauncherLink {
@@ -90,7 +99,13 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
   // write when it is done; any other line at once.
   let corked: string[] | undefined;
   const send = (...words: (string | number)[]): void => {
-    const line = `${words.join(' ')}\n`;
+    const text = words.join(' ');
+    // Never past the protocol's longest line: the options refuse what would not fit, so this is a bug's guard.
+    if (!fitsLine(text)) {
+      log.error(`internal error: a line of ${Buffer.byteLength(text)} bytes to the launcher (at most ${MAX_LINE_BYTES}): not sent`);
+      return;
+    }
+    const line = `${text}\n`;
     if (corked === undefined) write(fd, line);
     else corked.push(line);
   };
@@ -180,8 +195,12 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
       send(FROM_WRAPPER.log, format);
     },
     planQuit(plan) {
-      const urls = plan.policy === 'never' ? [] : plan.urls.map((url) => url.href);
-      send(FROM_WRAPPER.quit, plan.policy, Math.round(plan.timeoutMs), ...urls);
+      // One line a target, then the line that counts them and makes them the plan; none is past the longest line
+      // (the options refused any that would be).
+      const lines = plan.policy === 'never' ? [] : plan.targets.flatMap(({ url, label }) => quitTargetLine(label, url) ?? []);
+      const fitting = lines.filter(fitsLine);
+      for (const line of fitting) send(line);
+      send(FROM_WRAPPER.quit, plan.policy, Math.round(plan.timeoutMs), Math.round(plan.requestTimeoutMs), fitting.length);
     },
     declareExit(code) {
       send(FROM_WRAPPER.exit, code);

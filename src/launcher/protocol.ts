@@ -3,6 +3,17 @@
 // definition; scripts/launcher-header.ts writes it, with the other names the launcher shares with the
 // wrapper, as the C header launcher.c is compiled with.
 
+/**
+ * The longest line either side sends, its newline included. The wrapper never sends a longer one: a quit URL
+ * whose line would not fit is a usage error when the options are read (quitTargetLine measures it). The
+ * launcher reads lines into a buffer of this size; a longer line is discarded through its newline, said in one
+ * line on stderr, and never read as lines of its own.
+ */
+export const MAX_LINE_BYTES = 4096;
+
+/** At most this many quit targets in a quit plan; more is a usage error when the options are read. */
+export const MAX_QUIT_TARGETS = 16;
+
 /** Set by the launcher for the wrapper only: "<fd>", a socket for both directions. The command never sees it. */
 export const CHANNEL_ENV = 'ISTIO_JOB_RUN_LAUNCHER';
 
@@ -37,8 +48,15 @@ export const FROM_WRAPPER = {
   /** `log FORMAT`: the format of the launcher's own lines from now on (LOG_FORMATS). */
   log: 'log',
   /**
-   * `quit POLICY TIMEOUT_MS URL...`: the sidecars to tell to quit, should the wrapper end before it has, and
-   * when (QUIT_POLICIES; never comes with no URL).
+   * `target LABEL ADDRESS PORT HOST PATH`: one sidecar's quit endpoint as the launcher POSTs it, parsed here
+   * (quitTargetLine): the numeric address to connect to, its port, the Host header and the request's path and
+   * query. It waits for the `quit` line that counts it.
+   */
+  target: 'target',
+  /**
+   * `quit POLICY TIMEOUT_MS REQUEST_TIMEOUT_MS COUNT`: the sidecars to tell to quit, should the wrapper end
+   * before it has: the COUNT `target` lines just before it, when (QUIT_POLICIES), for how long in all
+   * (--quit-timeout) and for how long each attempt (--request-timeout).
    */
   quit: 'quit',
   /** `exit CODE`: the wrapper is done; the launcher stops it and exits with the command's code (CODE if none ran). */
@@ -48,3 +66,36 @@ export const FROM_WRAPPER = {
 /** The sender of a relayed signal, the third word of a `sig` line. */
 export const SENT_BY_KERNEL = 'k';
 export const SENT_BY_PROCESS = 'u';
+
+/** Where the launcher connects for a quit URL: what it can reach itself, plain HTTP to a numeric address. */
+interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+}
+
+function endpoint(url: URL): Endpoint | undefined {
+  if (url.protocol !== 'http:') return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const address = host === 'localhost' ? '127.0.0.1' : host;
+  // The URL parser writes IPv4 in dotted decimal; a name (anything with a letter but IPv6's hex) is not reachable.
+  const numeric = /^\d+\.\d+\.\d+\.\d+$/.test(address) || (address.includes(':') && /^[0-9a-f:.]+$/i.test(address));
+  return numeric ? { address, port: url.port === '' ? 80 : Number(url.port) } : undefined;
+}
+
+/**
+ * The `target` line (without its newline) for one quit URL, or undefined when the launcher cannot reach it
+ * itself (https, a host name). Every field is free of spaces: the URL parser percent-encodes them in a path
+ * and a query.
+ */
+export function quitTargetLine(label: string, url: URL): string | undefined {
+  const at = endpoint(url);
+  if (at === undefined) return undefined;
+  return [FROM_WRAPPER.target, label, at.address, at.port, url.host, `${url.pathname}${url.search}`].join(' ');
+}
+
+/** Whether a line of this text (and its newline) fits MAX_LINE_BYTES. */
+export const fitsLine = (line: string): boolean => Buffer.byteLength(line) + 1 <= MAX_LINE_BYTES;
+
+/** The quit policies (--quit): when the sidecars are told to quit, a word the quit plan carries to the launcher. */
+export const QUIT_POLICIES = ['always', 'on-success', 'never'] as const;
+export type QuitPolicy = (typeof QUIT_POLICIES)[number];

@@ -8,6 +8,7 @@ import type { Http } from '../http/undici.ts';
 import type { Logger } from '../log.ts';
 import type { QuitPolicy } from '../config/options.ts';
 import type { QuitTarget, SidecarKind } from '../config/kinds.ts';
+import { shownUrl } from '../quote.ts';
 
 /** always; on-success only after exit 0 (restartPolicy OnFailure needs the proxy for the retry); never. */
 export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
@@ -23,13 +24,33 @@ export function shouldQuit(policy: QuitPolicy, exitCode: number): boolean {
 
 export type Verdict = 'acknowledged' | 'gone' | 'retry' | 'rejected';
 
+/**
+ * The quit policy's numbers, here once: this side's retries follow them, and scripts/launcher-header.ts writes
+ * them into the C header, so the launcher's own last-resort quit retries the same way. The per-attempt bound
+ * is --request-timeout, which the quit plan carries to the launcher.
+ */
+export const QUIT_RETRY = {
+  /** A status in [from, below) acknowledges the quit. */
+  acknowledged: { from: 200, below: 300 },
+  /** Retried: every status from this on (a sidecar still starting or stopping), and these. */
+  retriedFrom: 500,
+  retriedStatuses: [408, 429],
+  /** The pause before retry n: firstBackoffMs doubling, at most maxBackoffMs. */
+  firstBackoffMs: 20,
+  maxBackoffMs: 1_000,
+} as const;
+
+const acknowledges = (status: number): boolean => status >= QUIT_RETRY.acknowledged.from && status < QUIT_RETRY.acknowledged.below;
+const retried = (status: number): boolean =>
+  status >= QUIT_RETRY.retriedFrom || (QUIT_RETRY.retriedStatuses as readonly number[]).includes(status);
+
 /** What one answer to a quit means. `answeredBefore`: this listener has accepted a connection before. */
 export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
   switch (attempt.kind) {
     case 'response': {
       const { status } = attempt;
-      if (status >= 200 && status < 300) return 'acknowledged';
-      if (status >= 500 || status === 408 || status === 429) return 'retry';
+      if (acknowledges(status)) return 'acknowledged';
+      if (retried(status)) return 'retry';
       return 'rejected'; // 404 wrong path, 405 wrong method, 403 not from localhost: retrying cannot help.
     }
     case 'refused':
@@ -44,12 +65,9 @@ export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
   }
 }
 
-const FIRST_BACKOFF_MS = 20;
-const MAX_BACKOFF_MS = 1_000;
-
 /** Delay before retry number n (1-based): 20ms, 40ms, 80ms ... at most 1s. */
 export function backoffMs(retry: number): number {
-  return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, retry - 1));
+  return Math.min(QUIT_RETRY.maxBackoffMs, QUIT_RETRY.firstBackoffMs * 2 ** Math.max(0, retry - 1));
 }
 
 export interface QuitResult {
@@ -114,7 +132,7 @@ async function quitOne({ url, kind }: QuitTarget, deadline: number, params: Quit
       // the answer before it is the one worth reporting.
       if (!(cutShort && attempt.kind === 'timeout' && attempts > 1)) last = attempt;
       if (attempt.kind === 'response') answered = true;
-      log.debug(`quit attempt ${attempts} to ${url.href}: ${describe(attempt)}; retrying`);
+      log.debug(`quit attempt ${attempts} to ${shownUrl(url)}: ${describe(attempt)}; retrying`);
       await clock.sleep(Math.min(backoffMs(attempts), deadline - clock.now()));
     }
   } catch (error) {
@@ -124,30 +142,30 @@ async function quitOne({ url, kind }: QuitTarget, deadline: number, params: Quit
 }
 
 function report(log: Logger, result: QuitResult): void {
-  const { url, attempts, elapsedMs, kind } = result;
+  const { attempts, elapsedMs, kind } = result;
+  const url = shownUrl(result.url);
   const last = describe(result.last);
   const who = kind.label;
-  const fields = { url: url.href, attempts, ms: Math.round(elapsedMs), last };
+  const fields = { url, attempts, ms: Math.round(elapsedMs), last };
   const tally = `${attempts} attempt${attempts === 1 ? '' : 's'}, ${formatDuration(elapsedMs)}`;
   switch (result.verdict) {
     case 'acknowledged':
-      log.info(`${who} acknowledged the quit (POST ${url.href}: ${tally})`, fields);
+      log.info(`${who} acknowledged the quit (POST ${url}: ${tally})`, fields);
       return;
     case 'gone':
-      log.info(`${who} already gone (POST ${url.href} refused after it had answered: ${tally})`, fields);
+      log.info(`${who} already gone (POST ${url} refused after it had answered: ${tally})`, fields);
       return;
     case 'not-enabled':
       log.warn(
-        `${who} says its quit endpoint is not enabled: POST ${url.href} answered ${last} (${tally}); ` +
-          `enable it with ${kind.enableQuit}`,
+        `${who} says its quit endpoint is not enabled: POST ${url} answered ${last} (${tally}); ` + `enable it with ${kind.enableQuit}`,
         fields,
       );
       return;
     case 'rejected':
-      log.warn(`${who} rejected the quit, not retrying: POST ${url.href} answered ${last} (${tally})${hint(result)}`, fields);
+      log.warn(`${who} rejected the quit, not retrying: POST ${url} answered ${last} (${tally})${hint(result)}`, fields);
       return;
     case 'gave-up':
-      log.warn(`gave up telling the ${who} to quit: POST ${url.href}, last: ${last} (${tally})${hint(result)}`, fields);
+      log.warn(`gave up telling the ${who} to quit: POST ${url}, last: ${last} (${tally})${hint(result)}`, fields);
       return;
   }
 }

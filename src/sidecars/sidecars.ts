@@ -10,6 +10,7 @@ import type { Http } from '../http/undici.ts';
 import type { Logger } from '../log.ts';
 import type { Options } from '../config/options.ts';
 import { isLoopback, listenerKey } from '../http/listener.ts';
+import { shownUrl } from '../quote.ts';
 import { quitProxy, shouldQuit } from './quit.ts';
 import { type Readiness, waitUntilReady } from './readiness.ts';
 import { GENERIC_KIND, type SidecarKind } from '../config/kinds.ts';
@@ -49,7 +50,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
     if (!isLoopback(url)) {
       const who =
         kind === GENERIC_KIND || kind.name === 'istio' ? 'pilot-agent, like most sidecars,' : `${kind.label}, like most sidecars,`;
-      log.warn(`quit URL ${url.href} is not a loopback address: ${who} accepts a quit only from localhost`);
+      log.warn(`quit URL ${shownUrl(url)} is not a loopback address: ${who} accepts a quit only from localhost`);
     }
   }
   const subject = sidecars.length === 1 ? (sidecars[0]?.kind.label ?? 'proxy') : 'sidecars';
@@ -132,7 +133,7 @@ function notReady(sidecar: Sidecar, readiness: Readiness & { kind: 'timeout' }):
   const { kind } = sidecar;
   const hint = readyHint(kind, readiness.last);
   const tally = `${readiness.attempts} attempts, last: ${describe(readiness.last)}`;
-  return `${kind.label} not ready after ${formatDuration(readiness.elapsedMs)} (GET ${sidecar.ready?.href}: ${tally})${hint}`;
+  return `${kind.label} not ready after ${formatDuration(readiness.elapsedMs)} (GET ${sidecar.ready === undefined ? '' : shownUrl(sidecar.ready)}: ${tally})${hint}`;
 }
 
 /** The kind's readiness hint, when the answers say the endpoint is not there (refused or 404). */

@@ -23,7 +23,7 @@ describe('the Node half killed', () => {
       );
       assert.match(
         result.stderr,
-        /istio-job-run: the wrapper died of signal 9 \(Killed\); the launcher told the sidecar to quit itself \(http:\/\/127\.0\.0\.1:\d+\/quitquitquit: 200\)\n/,
+        /istio-job-run: the wrapper died of signal 9 \(Killed\); the launcher sent the quits itself: the proxy acknowledged the quit \(POST http:\/\/127\.0\.0\.1:\d+\/quitquitquit: 200, 1 attempt\)\n/,
       );
       assert.doesNotMatch(result.stderr, /out-of-memory/);
     }));
@@ -42,7 +42,10 @@ describe('the Node half killed', () => {
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stderr.trim().split('\n');
       for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
-      assert.match(lines.at(-1) ?? '', /"msg":"the wrapper died of signal 9 \(Killed\); the launcher told the sidecar to quit itself/);
+      assert.match(
+        lines.at(-1) ?? '',
+        /"msg":"the wrapper died of signal 9 \(Killed\); the launcher sent the quits itself: the proxy acknowledged/,
+      );
     }));
 });
 

@@ -154,6 +154,37 @@ describe('detect', () => {
     });
   }
 
+  test('a file whose lines are not key="value": read as an unreadable one, the Istio sidecar assumed and told to quit', () => {
+    for (const text of ['garbage\n', 'dapr.io/enabled="true"\nnot an annotation\n']) {
+      const job = configure({
+        argv: ['--pod-annotations', '/p/a', 'job'],
+        env: { KUBERNETES_SERVICE_HOST: 'x' },
+        readFile: () => text,
+      });
+      assert.ok(job.kind === 'job');
+      assert.match(job.errors.join('\n'), /pod annotations "\/p\/a": line \d: not key="value"/);
+      assert.equal(job.mode.mode, 'classic');
+      assert.ok(job.sidecars.some((sidecar) => sidecar.kind.name === 'istio'));
+    }
+  });
+
+  test('quit URLs the launcher cannot take: more than it holds, or a path from the file too long for its line', () => {
+    const many = found({}, [
+      '--sidecar',
+      'classic',
+      ...Array.from({ length: 17 }, (_, i) => ['--quit-url', `http://127.0.0.1:${i + 1}/q`]).flat(),
+    ]);
+    assert.deepEqual(many.errors, ['17 quit URLs: the launcher takes at most 16 (--quit-url, --also, the annotations file)']);
+    const long = found({
+      'consul.hashicorp.com/connect-inject-status': 'injected',
+      'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path': `/${'p'.repeat(4100)}`,
+    });
+    assert.match(
+      long.errors.join('\n'),
+      /^\/p\/a: the consul-dataplane's quit URL http:\/\/127\.0\.0\.1:20600\/p+ is too long for the launcher's line \(at most 4096 bytes\)$/,
+    );
+  });
+
   test('a file that cannot be read: the error names it; a missing default file is no error', () => {
     const named = configure({
       argv: ['--pod-annotations', '/p/none', 'job'],

@@ -516,4 +516,55 @@ describe('--install without a directory, credentials in URLs', () => {
     assert.equal(redact('u:p@h'), '***@h');
     assert.equal(redact('http://h/x'), 'http://h/x');
   });
+
+  test('redact: a query string or fragment, where a token may be, is never shown either', () => {
+    assert.equal(redact('http://h/x?token=s3cret,http://h/y#s3cret'), 'http://h/x?***,http://h/y#***');
+    assert.equal(redact('http://u:p@h/x?a@b'), 'http://***@h/x?***');
+  });
+
+  test('a bad quit URL with a token in its query: refused, the token never shown', () => {
+    const invocation = parseInvocation(['--quit-url', 'http://127.0.0.1:0/q?token=s3cret', 'true'], {});
+    assert.ok(invocation.kind === 'usage-error');
+    assert.ok(!JSON.stringify(invocation.errors).includes('s3cret'), JSON.stringify(invocation.errors));
+  });
+});
+
+describe('port 0 and quit URLs too long for the launcher', () => {
+  const rows: [argv: string[], env: Env, error: RegExp][] = [
+    [
+      ['--quit-url', 'http://127.0.0.1:0/q', 'x'],
+      {},
+      /^--quit-url: "http:\/\/127\.0\.0\.1:0\/q" has port 0; a sidecar listens on a port from 1 to 65535$/,
+    ],
+    [['x'], { ISTIO_JOB_RUN_QUIT_URL: 'http://127.0.0.1:1/a,http://127.0.0.1:0/q' }, /^ISTIO_JOB_RUN_QUIT_URL: .* has port 0/],
+    [['--ready-url', 'http://127.0.0.1:0/ready', 'x'], {}, /^--ready-url: .* has port 0/],
+    [['--also', 'dapr:0', 'x'], {}, /^--also: "0" is not a port \(1-65535\)$/],
+    [
+      ['--quit-url', `http://127.0.0.1:15020/q?${'a'.repeat(4070)}\nexit 0`, 'x'],
+      {},
+      /^--quit-url: "http:\/\/127\.0\.0\.1:15020\/q\?\*\*\*" is too long: its path and query take \d+ bytes, and the line that hands it to the launcher may take at most 4096$/,
+    ],
+    [
+      ['x'],
+      { ISTIO_JOB_RUN_QUIT_URL: `http://127.0.0.1:15020/${'p'.repeat(4096)}` },
+      /^ISTIO_JOB_RUN_QUIT_URL: .* is too long: .* at most 4096$/,
+    ],
+  ];
+  for (const [argv, env, error] of rows) {
+    test(`${show(argv).slice(0, 80)} ${JSON.stringify(env).slice(0, 60)}: ${error.source.slice(0, 60)}`, () => {
+      const { errors, options } = parseError(argv, env);
+      assert.equal(errors.length, 1, errors.join('\n'));
+      assert.match(errors[0] ?? '', error);
+      // The default stands in for the refused URLs: a usage error still tells the sidecar to quit.
+      if (argv[0] === '--quit-url') assert.deepEqual(options.quitUrls, DEFAULTS.quitUrls);
+    });
+  }
+
+  test('the longest quit URL whose line fits is kept, whole', () => {
+    const url = `http://127.0.0.1:15020/${'p'.repeat(3900)}?t=${'q'.repeat(100)}`;
+    assert.deepEqual(
+      parseRun(['--quit-url', url, 'x'], {}).options.quitUrls.map((q) => q.url.href),
+      [url],
+    );
+  });
 });

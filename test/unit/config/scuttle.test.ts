@@ -496,7 +496,7 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
     [
       { ENVOY_ADMIN_API: 'http://127.0.0.1:15000/?x=1' },
       [
-        'ENVOY_ADMIN_API: "http://127.0.0.1:15000/?x=1" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15000)',
+        'ENVOY_ADMIN_API: "http://127.0.0.1:15000/?***" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15000)',
       ],
     ],
     [
@@ -505,7 +505,7 @@ describe('bad values: named with the value and what is allowed, exit 125', () =>
     ],
     [
       { ISTIO_QUIT_API: 'http://127.0.0.1:15020#q' },
-      ['ISTIO_QUIT_API: "http://127.0.0.1:15020#q" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15020)'],
+      ['ISTIO_QUIT_API: "http://127.0.0.1:15020#***" has a query or fragment; a path is appended to it (example: http://127.0.0.1:15020)'],
     ],
     ...(['1', 'yes', 'TRUE', 'True', 'on', '0'] as const).map((raw): [Env, string[]] => [
       { NEVER_KILL_ISTIO: raw },

@@ -8,7 +8,10 @@
 //   die-while-running    run the command, then die of SIGKILL as soon as it runs
 //   die-after            run the command, then die of SIGKILL once it has ended, before saying a code
 //   hang-after           run the command, then never say a code: a wrapper that stopped answering
-//   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above)
+//   plan=POLICY:MS:URL   hand this quit plan to the launcher first (with any of the above); repeated, the URLs
+//                        of all go in one plan, the policy and timeout of the first
+//   request=MS           the plan's per-request timeout (1000 without it)
+//   long-line            write one line of 4095 bytes and "exit 0" to the channel first, in one write
 //   flood                write 4 MiB of log lines first (with any of the above)
 //   json                 ask for the launcher's lines as JSON first (with any of the above)
 //   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
@@ -29,12 +32,25 @@ const modes = process.argv.slice(2, separator);
 const command = process.argv.slice(separator + 1);
 const say = (line: string): void => writeStderr(`fake: ${line}\n`);
 
+if (modes.includes('long-line')) writeSync(Number(process.env['ISTIO_JOB_RUN_LAUNCHER']), `${'x'.repeat(4095)}exit 0\n`);
 const link = connectLauncher(process.env, createLogger());
 if (link === undefined) throw new Error('not started by the launcher');
 say(`pid ${process.pid}`);
-for (const mode of modes) {
+const plans = modes.flatMap((mode) => {
   const plan = /^plan=([a-z-]+):(\d+):(.+)$/.exec(mode);
-  if (plan !== null) link.planQuit({ policy: plan[1] as QuitPolicy, timeoutMs: Number(plan[2]), urls: [new URL(plan[3] ?? '')] });
+  return plan === null ? [] : [{ policy: plan[1] as QuitPolicy, timeoutMs: Number(plan[2]), url: new URL(plan[3] ?? '') }];
+});
+const requestTimeoutMs = Number(/^request=(\d+)$/.exec(modes.find((mode) => mode.startsWith('request=')) ?? '')?.[1] ?? 1000);
+if (plans[0] !== undefined) {
+  const { policy, timeoutMs } = plans[0];
+  const plan = {
+    policy,
+    timeoutMs,
+    requestTimeoutMs,
+    targets: plans.map(({ url }) => ({ url, label: 'proxy' })),
+    urls: plans.map(({ url }) => url),
+  };
+  link.planQuit(plan);
 }
 if (modes.includes('json')) link.logFormat('json');
 if (modes.includes('flood')) {

@@ -60,7 +60,7 @@ describe('the wrapper dies', () => {
     assert.deepEqual(quits, ['POST /quitquitquit']);
     const lines = result.stderr.split('\n').filter((line) => line.startsWith('istio-job-run:'));
     assert.deepEqual(lines, [
-      `istio-job-run: the wrapper died of signal 9 (Killed); the launcher told the sidecar to quit itself (${url}: 200)`,
+      `istio-job-run: the wrapper died of signal 9 (Killed); the launcher sent the quits itself: the proxy acknowledged the quit (POST ${url}: 200, 1 attempt)`,
     ]);
   });
 
@@ -70,7 +70,7 @@ describe('the wrapper dies', () => {
     });
     const result = await withPlan('always', 3000, ['die-after'], 0, 503);
     assert.deepEqual(quits, ['POST /quitquitquit', 'POST /quitquitquit']);
-    assert.match(result.stderr, /: 200\)\n/);
+    assert.match(result.stderr, /acknowledged the quit \(POST [^ ]+: 200, 2 attempts\)\n/);
   });
 
   test('policy on-success and a failed command: no quit, and the line says why', async () => {
@@ -93,7 +93,7 @@ describe('the wrapper dies', () => {
     silent.closeAllConnections();
     silent.close();
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /quitquitquit: no answer\)/);
+    assert.match(result.stderr, /gave up telling the proxy to quit \(POST [^ ]+quitquitquit: last no answer/);
     assert.ok(Date.now() - started < 5_000, 'bounded by the plan');
   });
 
@@ -101,7 +101,7 @@ describe('the wrapper dies', () => {
     const result = await withPlan('always', 200, ['hang-after'], 5);
     assert.deepEqual(quits, ['POST /quitquitquit']);
     assert.match(result.stderr, /the wrapper did not finish after the command ended: stopping it\n/);
-    assert.match(result.stderr, /the launcher told the sidecar to quit itself/);
+    assert.match(result.stderr, /the launcher sent the quits itself: the proxy acknowledged the quit/);
   });
 
   test('a wrapper killed from outside, the command running on: the pid in the line is the command', async () => {

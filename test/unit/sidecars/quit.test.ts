@@ -108,6 +108,19 @@ const outcome = ({ results }: Run) => results.map(({ url, verdict, attempts }) =
 const times = (run: Run, href = QUIT) => run.http.callsTo(href).map((call) => call.at);
 
 describe('quitProxy', () => {
+  test('a token in the query string is never shown: not in the text, not in the JSON fields', async () => {
+    const secret = 'http://127.0.0.1:15020/quitquitquit?token=s3cret';
+    for (const steps of [[response(200)], [response(404)], [response(503)]]) {
+      const run = await quit({ [secret]: steps }, { timeoutMs: 100 });
+      assert.ok(run.log.lines.length > 0);
+      for (const line of run.log.lines) {
+        const text = `${line.message} ${JSON.stringify(line.fields ?? {})}`;
+        assert.ok(!text.includes('s3cret'), text);
+        assert.match(text, /quitquitquit\?\*\*\*/);
+      }
+    }
+  });
+
   test('the first 200 is acknowledged after one POST', async () => {
     const run = await quit({ [QUIT]: [response(200)] });
     assert.deepEqual(outcome(run), [{ url: QUIT, verdict: 'acknowledged', attempts: 1 }]);
