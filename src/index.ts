@@ -7,6 +7,7 @@ import { writeSync } from 'node:fs';
 import type { Child } from './command/child.ts';
 import { connectLauncher, startedByLauncher } from './launcher/link.ts';
 import { systemClock } from './clock.ts';
+import { EXIT_WRAPPER_FAILED } from './command/exit-code.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
 import { invokedAs, isManifestInvocation } from './manifest/select.ts';
@@ -93,5 +94,5 @@ main({
   },
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);
-  exit(125);
+  exit(EXIT_WRAPPER_FAILED);
 });

@@ -53,8 +53,8 @@ export async function main(sys: System): Promise<number> {
   const { options, errors } = invocation;
   sys.log.configure(options.logLevel, options.logFormat);
   for (const line of invocation.lines) sys.log[line.level](line.message);
-  const proxy = await link(sys, invocation);
-  const targets = proxy === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit);
+  const sidecarLink = await link(sys, invocation);
+  const targets = sidecarLink === undefined ? [] : invocation.sidecars.flatMap((sidecar) => sidecar.quit);
   sys.planQuit?.({
     targets: targets.map(({ url, kind }) => ({ url, label: kind.label })),
     policy: options.quit,
@@ -68,15 +68,15 @@ export async function main(sys: System): Promise<number> {
       for (const error of errors) sys.log.error(error);
       code = EXIT_WRAPPER_FAILED;
     } else {
-      code = await runJob(sys, options, invocation.command, proxy);
+      code = await runJob(sys, options, invocation.command, sidecarLink);
     }
   } catch (error) {
     sys.log.error(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     code = EXIT_WRAPPER_FAILED;
   }
 
-  await proxy?.quit(code);
-  proxy?.close();
+  await sidecarLink?.quit(code);
+  sidecarLink?.close();
   return code;
 }
 
@@ -132,18 +132,18 @@ function print(sys: System, what: string, text: string): number {
 }
 
 /** Wait, run, and report how the command ended. Throws only before the command has started. */
-async function runJob(sys: System, options: Options, command: readonly string[], proxy: SidecarLink | undefined): Promise<number> {
+async function runJob(sys: System, options: Options, command: readonly string[], sidecarLink: SidecarLink | undefined): Promise<number> {
   const { log, signals } = sys;
 
-  if (proxy !== undefined && options.wait) {
-    const readiness = await proxy.waitUntilReady(signals.beforeStart);
+  if (sidecarLink !== undefined && options.wait) {
+    const readiness = await sidecarLink.waitUntilReady(signals.beforeStart);
     if (readiness.kind === 'timeout') {
       const { what } = readiness;
       if (!options.startWithoutProxy) {
         log.error(`${what}; not running the command`);
         return EXIT_WRAPPER_FAILED;
       }
-      log.warn(`${what}; running the command anyway (--start-without-proxy)`);
+      log.warn(`${what}; running the command anyway (--start-without-sidecarLink)`);
     }
   }
 
@@ -153,7 +153,7 @@ async function runJob(sys: System, options: Options, command: readonly string[],
 
   const child = sys.startChild(command);
   signals.forwardTo(child);
-  proxy?.prepare();
+  sidecarLink?.prepare();
   log.debug(`started ${JSON.stringify(command[0])}`);
 
   let outcome;

@@ -35,7 +35,7 @@ function errorCode(error: unknown): string {
 }
 
 /** How an attempt reads in a log line. */
-export function describe(attempt: Attempt): string {
+export function describeAttempt(attempt: Attempt): string {
   switch (attempt.kind) {
     case 'response': {
       const body = attempt.body.trim();

@@ -1,7 +1,7 @@
 // Telling classic sidecars to quit: whether to (the policy), how to read each answer (each kind's rules in
 // src/config/kinds.ts), and the retrying POSTs. Nothing here throws, and nothing here changes the exit code.
 
-import { type Attempt, describe } from '../http/attempt.ts';
+import { type Attempt, describeAttempt } from '../http/attempt.ts';
 import type { Clock } from '../clock.ts';
 import { formatDuration } from '../config/duration.ts';
 import type { Http } from '../http/undici.ts';
@@ -132,7 +132,7 @@ async function quitOne({ url, kind }: QuitTarget, deadline: number, params: Quit
       // the answer before it is the one worth reporting.
       if (!(cutShort && attempt.kind === 'timeout' && attempts > 1)) last = attempt;
       if (attempt.kind === 'response') answered = true;
-      log.debug(`quit attempt ${attempts} to ${shownUrl(url)}: ${describe(attempt)}; retrying`);
+      log.debug(`quit attempt ${attempts} to ${shownUrl(url)}: ${describeAttempt(attempt)}; retrying`);
       await clock.sleep(Math.min(backoffMs(attempts), deadline - clock.now()));
     }
   } catch (error) {
@@ -144,7 +144,7 @@ async function quitOne({ url, kind }: QuitTarget, deadline: number, params: Quit
 function report(log: Logger, result: QuitResult): void {
   const { attempts, elapsedMs, kind } = result;
   const url = shownUrl(result.url);
-  const last = describe(result.last);
+  const last = describeAttempt(result.last);
   const who = kind.label;
   const fields = { url, attempts, ms: Math.round(elapsedMs), last };
   const tally = `${attempts} attempt${attempts === 1 ? '' : 's'}, ${formatDuration(elapsedMs)}`;

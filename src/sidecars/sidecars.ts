@@ -2,7 +2,7 @@
 // parallel under one, and the memory behind "already gone": which listeners (host and port) have accepted a
 // connection, from a readiness answer, a connect when the command starts, or an earlier quit attempt.
 
-import { type Attempt, describe } from '../http/attempt.ts';
+import { type Attempt, describeAttempt } from '../http/attempt.ts';
 import type { Clock } from '../clock.ts';
 import type { Sidecar } from '../config/detect.ts';
 import { formatDuration } from '../config/duration.ts';
@@ -71,7 +71,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
             http: client,
             clock,
             cancel,
-            onAttempt: (attempt, n) => log.debug(`readiness check ${n}${of}: ${describe(attempt)}`),
+            onAttempt: (attempt, n) => log.debug(`readiness check ${n}${of}: ${describeAttempt(attempt)}`),
           });
           if (readiness.kind === 'ready' || (readiness.kind === 'timeout' && readiness.answered)) accepted.add(listenerKey(url));
           if (readiness.kind === 'ready') {
@@ -132,7 +132,7 @@ export function linkSidecars(deps: LinkDeps, sidecars: readonly Sidecar[], setti
 function notReady(sidecar: Sidecar, readiness: Readiness & { kind: 'timeout' }): string {
   const { kind } = sidecar;
   const hint = readyHint(kind, readiness.last);
-  const tally = `${readiness.attempts} attempts, last: ${describe(readiness.last)}`;
+  const tally = `${readiness.attempts} attempts, last: ${describeAttempt(readiness.last)}`;
   return `${kind.label} not ready after ${formatDuration(readiness.elapsedMs)} (GET ${sidecar.ready === undefined ? '' : shownUrl(sidecar.ready)}: ${tally})${hint}`;
 }
 

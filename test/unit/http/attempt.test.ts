@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { classify, describe as describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
+import { classify, describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
 
 /** An error as Node or undici throws it: a message, a code, maybe a cause. */
 const failure = (code: string | undefined, cause?: unknown, name = 'Error'): Error => {

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { describe as describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
+import { describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
 import type { QuitPolicy } from '../../../src/config/options.ts';
 import { backoffMs, judge, quitProxy, shouldQuit, type QuitResult, type Verdict } from '../../../src/sidecars/quit.ts';
 import { ISTIO } from '../../../src/config/kinds.ts';

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { describe as describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
+import { describeAttempt, type Attempt } from '../../../src/http/attempt.ts';
 import { SLOW_INTERVAL_MS } from '../../../src/config/options.ts';
 import { intervalAfter, isReady, type Readiness, waitUntilReady } from '../../../src/sidecars/readiness.ts';
 import { ScriptedHttp, VirtualClock, hangs, refused, response, type Step } from '../fakes.ts';
