@@ -143,7 +143,7 @@ async function runJob(sys: System, options: Options, command: readonly string[],
         log.error(`${what}; not running the command`);
         return EXIT_WRAPPER_FAILED;
       }
-      log.warn(`${what}; running the command anyway (--start-without-sidecarLink)`);
+      log.warn(`${what}; running the command anyway (--start-without-proxy)`);
     }
   }
 
