@@ -267,7 +267,9 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-const LAUNCHER_SOURCE = 'src/launcher/launcher.c';
+/** The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit. */
+const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c'].map((file) => `src/launcher/${file}`);
+const LAUNCHER_HEADER_SOURCE = 'src/launcher/launcher.h';
 
 /**
  * The launcher's compiler flags. Static against musl (MIT, docs/RELEASE.md says why), _GNU_SOURCE for
@@ -295,7 +297,7 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
   const node = nodeComponent(t.arch, await nodeBinary(t.arch));
   const debian = libraries.map(({ name, path }) => ({ name, component: debianComponent(path) }));
   const files: BundleFile[] = [
-    { path: PROGRAM, madeOf: [OURS_REF, ...launcher.map((c) => c.ref)], sources: [LAUNCHER_SOURCE] },
+    { path: PROGRAM, madeOf: [OURS_REF, ...launcher.map((c) => c.ref)], sources: [...LAUNCHER_SOURCES, LAUNCHER_HEADER_SOURCE] },
     {
       path: `${LIB}/${PROGRAM}`,
       madeOf: [OURS_REF, node.ref, ...npm.map((c) => c.ref)],
@@ -316,25 +318,29 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 }
 
 /**
- * The compiler's arguments for src/launcher/launcher.c, its header (scripts/launcher-header.ts) written into `work` first:
- * `-c` and the object for the bundle, or flags and an output for a test's build.
+ * The compiler's arguments for the launcher's C files (one command), the protocol's header
+ * (scripts/launcher-header.ts) written into `work` first: `-c` for the bundle's objects, or flags and an output
+ * for a test's build.
  */
 export function launcherCompile(loader: string, work: string, rest: readonly string[]): string[] {
   writeFileSync(join(work, LAUNCHER_HEADER), launcherHeader(loader));
-  return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, join(root, LAUNCHER_SOURCE)];
+  return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, ...LAUNCHER_SOURCES.map((source) => join(root, source))];
 }
 
-/** src/launcher/launcher.c, static against musl; the Debian packages of what the link put in beside our code. */
+/** The launcher, static against musl; the Debian packages of what the link put in beside our code. */
 function buildLauncher(t: Target, output: string, work: string): Component[] {
-  const object = join(work, `launcher-${t.arch}.o`);
+  // One object per C file, written into a folder of this target's own by one compiler command.
+  const objectDir = join(work, `launcher-${t.arch}`);
+  const objects = LAUNCHER_SOURCES.map((source) => join(objectDir, basename(source).replace(/\.c$/, '.o')));
   // A cross target's musl-gcc (Debian's musl-dev of that architecture) is a script that runs the cross gcc.
   need(t.muslGcc, ...(t.native ? [] : [`${t.triplet}-gcc`]));
+  mkdirSync(objectDir, { recursive: true });
   try {
-    runTool(t.muslGcc, launcherCompile(t.loader, work, ['-c', '-o', object]), { stdio: 'inherit' });
-    const traced = runTool(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, object]);
-    return linkedComponents(traced, (path) => path === object);
+    runTool(t.muslGcc, launcherCompile(t.loader, work, ['-c']), { stdio: 'inherit', cwd: objectDir });
+    const traced = runTool(t.muslGcc, [...LAUNCHER_LDFLAGS, '-Wl,--trace', '-o', output, ...objects]);
+    return linkedComponents(traced, (path) => objects.includes(path));
   } finally {
-    rmSync(object, { force: true });
+    rmSync(objectDir, { recursive: true, force: true });
     rmSync(join(work, LAUNCHER_HEADER), { force: true });
   }
 }

@@ -41,53 +41,18 @@
  * its end with the stop requests passed on, and the sidecars of the quit plan (if the wrapper had sent it) are
  * told to quit over plain HTTP, as its policy says. Once the command runs, nothing here exits before it ends.
  */
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <termios.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "launcher-protocol.h"
+#include "launcher.h"
 
-#if !defined(LOADER) || !defined(LIB_DIR) || !defined(PROGRAM) || !defined(CHANNEL_ENV) || !defined(EXIT_FAILED) || \
-    !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
-    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(FROM_WRAPPER_HELLO) ||                     \
-    !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
-    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
-    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
-    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL) || !defined(MAX_LINE_BYTES) ||        \
-    !defined(MAX_QUIT_TARGETS) || !defined(FROM_WRAPPER_TARGET) || !defined(QUIT_ACKNOWLEDGED) || !defined(QUIT_RETRIED) ||  \
-    !defined(QUIT_FIRST_BACKOFF_MS) || !defined(QUIT_MAX_BACKOFF_MS)
-#error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
-#endif
+struct given given;
+struct wrapper wrapper = {.channel = -1, .log = -1, .declared = -1};
+struct command command;
 
 /* What the wrapper's runtime would read from the environment: the job's, not the wrapper's. */
 static const char *const HELD_FROM_WRAPPER[] = {
     "LD_", "GLIBC_TUNABLES=", "MALLOC_", "NODE_", "UV_", "OPENSSL_", "SSL_CERT_", CHANNEL_ENV "=", NULL,
 };
 
-/* Below these the wrapper cannot start at normal speed (docs/RELIABILITY.md, the floors). */
-#define FLOOR_NOFILE 64
-#define FLOOR_AS_MIB 1536
-#define FLOOR_DATA_MIB 1024
-#define FLOOR_STACK_KIB 1024 /* Node's own stack size is 984 KiB */
-#define FLOOR_PIDS 10
 /* A wrapper that has not said hello by then is stuck (a thread it cannot create, say): it is stopped. */
 #ifndef HELLO_TIMEOUT_MS
 #define HELLO_TIMEOUT_MS 30000
@@ -98,51 +63,12 @@ static const char *const HELD_FROM_WRAPPER[] = {
 #define FINISH_GRACE_MS 10000
 #endif
 #define FINISH_WITHOUT_PLAN_MS 30000
-/* How long the last log lines may take to be written on. */
-#define LOG_FLUSH_MS 100
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
 
-#define SIGNALS 64
-/* The kernel queues every instance of a signal from 32 on (its own SIGRTMIN; the C libraries keep a few). */
-#define FIRST_QUEUED 32
 
 extern char **environ;
 
-/* What this program was given: the command gets it back. */
-static struct {
-    int argc;
-    char **argv;
-    char self[PATH_MAX];
-    sigset_t mask;
-    int ignored[SIGNALS + 1]; /* signals its parent left ignored (the command keeps them so, but SIGCHLD) */
-    int closed[3];            /* fds 0-2 that were closed: stand-ins here, closed again for the command */
-    int tty;                  /* the first of fds 0-2 that is a terminal, or -1 */
-    int pid1;                 /* PID 1 of its namespace: a container's first process */
-    struct rlimit limits[RLIM_NLIMITS];
-} given;
-
-/* The Node half. */
-static struct {
-    pid_t pid;
-    int channel; /* socket for lines both ways; -1 once closed */
-    int log;     /* its stderr, a pipe; -1 once closed */
-    int ended, status;
-    int said_hello;
-    int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
-    int declared; /* its exit code, once done */
-    long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
-    int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
-    int tool;         /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
-    int stop_relayed; /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
-} wrapper = {.channel = -1, .log = -1, .declared = -1};
-
-/* The job's command. */
-static struct {
-    pid_t pid; /* 0 before it starts */
-    int running, ended;
-    int code; /* its exit code once ended: 128 + N for a death by signal N */
-} command;
 
 /* A standard signal that one process sends again before the last instance it sent has reached the command (still
  * on its way through the wrapper, or already pending here when the wrapper passed that one on) counts as that one,
@@ -176,116 +102,10 @@ static struct {
     int discarding;
 } in;
 
-/* What goes to stderr: the wrapper's lines and ours, written when stderr takes them, dropped rather than block. */
-static struct {
-    char bytes[65536];
-    size_t length;
-    int json;
-} log_out;
 
-/* One sidecar's quit endpoint, as the wrapper parsed it (a `target` line) and this program POSTs it itself. */
-struct quit_target {
-    char label[64]; /* the sidecar, as the wrapper's lines name it: "proxy", "linkerd-proxy" */
-    struct sockaddr_storage address;
-    socklen_t address_length;
-    char host[MAX_LINE_BYTES]; /* the Host header */
-    char path[MAX_LINE_BYTES]; /* the request's path and query */
-    int done;
-    int status; /* the last HTTP status; 0 for no answer, -1 for refused */
-    int attempts;
-};
-
-/* The sidecars to tell to quit if the wrapper cannot: the `target` lines are staged until the `quit` line counts
- * them. The retry rules and the backoff are the wrapper's (launcher-protocol.h); the bounds are its options. */
-static struct {
-    int known;
-    int only_on_success;
-    long timeout_ms;
-    long request_ms; /* --request-timeout */
-    int count;
-    int unread; /* targets the quit line counted that were not read (a line discarded) */
-    struct quit_target urls[MAX_QUIT_TARGETS];
-    int staged;
-    struct quit_target staging[MAX_QUIT_TARGETS];
-} plan;
-
-static long long now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Write to the real stderr only when it can take the bytes now: a log reader that stalls must not stall us. */
-static void flush_log(int wait_ms) {
-    long long deadline = now_ms() + wait_ms;
-    while (log_out.length > 0) {
-        struct pollfd p = {.fd = 2, .events = POLLOUT};
-        long long left = deadline - now_ms();
-        if (poll(&p, 1, left > 0 ? (int)left : 0) != 1 || !(p.revents & POLLOUT)) return;
-        size_t chunk = log_out.length < 256 ? log_out.length : 256; /* a tty promises room for 256 */
-        ssize_t n = write(2, log_out.bytes, chunk);
-        if (n <= 0) {
-            if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-            log_out.length = 0; /* stderr is closed or broken: nothing more to say */
-            return;
-        }
-        memmove(log_out.bytes, log_out.bytes + n, log_out.length - (size_t)n);
-        log_out.length -= (size_t)n;
-    }
-}
-
-static void add_log(const char *bytes, size_t length) {
-    size_t room = sizeof log_out.bytes - log_out.length;
-    if (length > room) length = room; /* dropped: never block, never grow */
-    memcpy(log_out.bytes + log_out.length, bytes, length);
-    log_out.length += length;
-}
-
-/* Seconds since 1970 as 2006-01-02T15:04:05 (UTC): the civil date from the day count, without the C library's
- * time zone and locale code. */
-static void utc_time(long long seconds, char *text, size_t size) {
-    long long days = seconds / 86400, rest = seconds % 86400;
-    long long era_day = days + 719468, era = era_day / 146097, day_of_era = era_day - era * 146097;
-    long long year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-    long long day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    long long month_index = (5 * day_of_year + 2) / 153, day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    long long month = month_index < 10 ? month_index + 3 : month_index - 9, year = year_of_era + era * 400 + (month <= 2);
-    snprintf(text, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, rest / 3600, rest / 60 % 60, rest % 60);
-}
-
-/* One line of ours, in the wrapper's log format: "istio-job-run: ..." or a JSON record. */
-__attribute__((format(printf, 2, 3))) static void say(const char *level, const char *format, ...) {
-    /* Static, not on the stack: a stack limit below the floor is said with this too. Never reentered. */
-    static char message[16384], line[2 * sizeof message + 128], escaped[2 * sizeof message];
-    va_list args;
-    va_start(args, format);
-    int length = vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    if (length < 0) return;
-    int n;
-    if (log_out.json) {
-        struct timespec t;
-        char when[64];
-        clock_gettime(CLOCK_REALTIME, &t);
-        utc_time(t.tv_sec, when, sizeof when);
-        char *e = escaped;
-        for (const char *c = message; *c != '\0'; c++) {
-            if (*c == '"' || *c == '\\') *e++ = '\\';
-            *e++ = (unsigned char)*c < 0x20 ? ' ' : *c;
-        }
-        *e = '\0';
-        n = snprintf(line, sizeof line, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"msg\":\"%s\"}\n", when, t.tv_nsec / 1000000,
-                     level, escaped);
-    } else {
-        const char *tag = strcmp(level, "warn") == 0 ? "warning: " : "";
-        n = snprintf(line, sizeof line, "%s%s%s\n", LOG_PREFIX, tag, message);
-    }
-    if (n > 0) add_log(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-    flush_log(LOG_FLUSH_MS);
-}
 
 /* Before the command runs: one line, exit 125. Never called once it runs. */
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...) {
+__attribute__((format(printf, 1, 2), noreturn)) void fail(const char *format, ...) {
     char message[PATH_MAX + 256];
     va_list args;
     va_start(args, format);
@@ -337,138 +157,6 @@ static void take_signals(sigset_t *blockable) {
     if (set_mask(SIG_BLOCK, blockable, &given.mask) != 0) fail("cannot block signals (rt_sigprocmask): %s", strerror(errno));
 }
 
-/* A closed fd 0, 1 or 2 gets /dev/null until the command starts: a pipe of ours must not become stderr. */
-static void hold_std_fds(void) {
-    for (int fd = 0; fd <= 2; fd++) given.closed[fd] = fcntl(fd, F_GETFD) < 0 && errno == EBADF;
-    for (int fd = 0; fd <= 2; fd++) {
-        if (!given.closed[fd] || fcntl(fd, F_GETFD) >= 0) continue; /* held already, by a pipe's other end */
-        int held = open("/dev/null", O_RDWR);
-        if (held < 0) {
-            int ends[2]; /* no /dev/null (a bare chroot): a pipe holds the number */
-            if (pipe(ends) != 0) _exit(EXIT_FAILED);
-            held = ends[0];
-            if (ends[1] > 2) close(ends[1]);
-        }
-        if (held != fd && (dup2(held, fd) < 0 || close(held) != 0)) _exit(EXIT_FAILED);
-    }
-}
-
-/* The log format asked for, until the wrapper says it: its flag before `--`, else its variable. The wrapper's
- * word is final; this is for the lines said before it can (a limit below its floor, say). */
-static int json_asked_for(int argc, char **argv) {
-    size_t length = strlen(LOG_FORMAT_FLAG);
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], LOG_FORMAT_FLAG) == 0 && i + 1 < argc) return strcmp(argv[i + 1], LOG_JSON) == 0;
-        if (strncmp(argv[i], LOG_FORMAT_FLAG, length) == 0 && argv[i][length] == '=') return strcmp(argv[i] + length + 1, LOG_JSON) == 0;
-    }
-    const char *variable = getenv(LOG_FORMAT_ENV);
-    return variable != NULL && strcmp(variable, LOG_JSON) == 0;
-}
-
-/* This file's absolute path: /proc/self/exe, or argv[0] where /proc is not mounted (a bare chroot). */
-static void find_self(const char *argv0) {
-    ssize_t n = readlink("/proc/self/exe", given.self, sizeof given.self - 1);
-    if (n > 0) {
-        given.self[n] = '\0';
-        return;
-    }
-    if (argv0 == NULL || strchr(argv0, '/') == NULL || realpath(argv0, given.self) == NULL) {
-        fail("cannot find its own path (mount /proc, or start it by path): %s", argv0 == NULL ? "" : argv0);
-    }
-}
-
-static void check_floor(const char *name, const char *what, struct rlimit *limit, rlim_t floor, const char *unit, int shift,
-                        const char *ulimit) {
-    if (limit->rlim_cur == RLIM_INFINITY || limit->rlim_cur >= floor) return;
-    fail("the %s limit (%s) is %llu%s; the wrapper needs at least %llu%s (%s)", what, name,
-         (unsigned long long)(limit->rlim_cur >> shift), unit, (unsigned long long)(floor >> shift), unit, ulimit);
-}
-
-/* The limits Node needs room under: the wrapper's soft ones go up to the hard ones, the command gets its own back. */
-static const int RAISED[] = {RLIMIT_NOFILE, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK};
-
-/* The wrapper's soft limits up to the hard ones; the command gets the originals back. */
-static void raise_limits(void) {
-    for (size_t i = 0; i < sizeof RAISED / sizeof *RAISED; i++) {
-        int resource = RAISED[i];
-        if (getrlimit(resource, &given.limits[resource]) != 0) fail("cannot read limit %d (getrlimit): %s", resource, strerror(errno));
-        struct rlimit limit = given.limits[resource];
-        if (limit.rlim_cur == limit.rlim_max) continue;
-        limit.rlim_cur = limit.rlim_max;
-        if (setrlimit(resource, &limit) != 0) fail("cannot raise limit %d (setrlimit): %s", resource, strerror(errno));
-    }
-    struct rlimit now;
-    if (getrlimit(RLIMIT_NOFILE, &now) == 0) check_floor("RLIMIT_NOFILE", "open files", &now, FLOOR_NOFILE, "", 0, "ulimit -n");
-    if (getrlimit(RLIMIT_AS, &now) == 0) check_floor("RLIMIT_AS", "address space", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -v");
-    if (getrlimit(RLIMIT_DATA, &now) == 0) check_floor("RLIMIT_DATA", "data", &now, (rlim_t)FLOOR_DATA_MIB << 20, " MiB", 20, "ulimit -d");
-    if (getrlimit(RLIMIT_STACK, &now) == 0) check_floor("RLIMIT_STACK", "stack", &now, (rlim_t)FLOOR_STACK_KIB << 10, " KiB", 10, "ulimit -s");
-}
-
-/* A number from a one-line file such as pids.max; -1 for "max", a missing file or anything else. */
-static long long read_number(const char *path) {
-    char text[32] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    char *end;
-    long long value = n > 0 ? strtoll(text, &end, 10) : -1;
-    return n > 0 && end != text && (*end == '\n' || *end == '\0') ? value : -1;
-}
-
-/* Each cgroup directory of this process for a v1 controller (or v2): body(dir) until it returns nonzero. */
-static long long for_cgroup(const char *controller, long long (*body)(const char *dir)) {
-    char cgroups[4096] = {0}, dir[PATH_MAX];
-    int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, cgroups, sizeof cgroups - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    char *save = NULL;
-    for (char *line = strtok_r(cgroups, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        char *controllers = strchr(line, ':'), *where = controllers ? strchr(controllers + 1, ':') : NULL;
-        if (where == NULL) continue;
-        *where++ = '\0';
-        controllers++;
-        int v2 = controllers[0] == '\0';
-        if (!v2 && strstr(controllers, controller) == NULL) continue;
-        snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s%s", v2 ? "" : "/", v2 ? "" : controller, strcmp(where, "/") == 0 ? "" : where);
-        long long result = body(dir);
-        if (result >= 0) return result;
-    }
-    return -1;
-}
-
-static long long pids_room(const char *dir) {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/pids.max", dir);
-    long long max = read_number(path);
-    snprintf(path, sizeof path, "%s/pids.current", dir);
-    long long current = read_number(path);
-    if (max < 0 || current < 0 || max - current >= FLOOR_PIDS) return -1;
-    fail("the pids limit (cgroup pids.max) is %lld with %lld in use; the wrapper needs %d more for its process and threads", max,
-         current, FLOOR_PIDS);
-}
-
-/* The kernel's count of out-of-memory kills in this cgroup (v2 memory.events, v1 memory.oom_control); -1 unknown. */
-static long long oom_kills_in(const char *dir) {
-    const char *files[] = {"memory.events", "memory.oom_control"};
-    for (size_t i = 0; i < 2; i++) {
-        char path[PATH_MAX + 32], text[1024] = {0};
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        ssize_t n = read(fd, text, sizeof text - 1);
-        close(fd);
-        const char *count = n > 0 ? strstr(text, "oom_kill ") : NULL;
-        if (count != NULL) return strtoll(count + 9, NULL, 10);
-    }
-    return -1;
-}
-
-static long long oom_kills(void) {
-    return for_cgroup("memory", oom_kills_in);
-}
 
 static int held_from_wrapper(const char *entry) {
     for (const char *const *prefix = HELD_FROM_WRAPPER; *prefix != NULL; prefix++) {
@@ -717,7 +405,7 @@ __attribute__((noreturn)) static void exec_command(char **argv, int report) {
 
 /* What the command gets back from before this program: limits, ignored signals, mask, closed fds. */
 static int restore_given(void) {
-    for (size_t i = 0; i < sizeof RAISED / sizeof *RAISED; i++) {
+    for (size_t i = 0; i < RAISED_COUNT; i++) {
         if (setrlimit(RAISED[i], &given.limits[RAISED[i]]) != 0) return -1;
     }
     for (int signo = 1; signo <= SIGNALS; signo++) {
@@ -782,59 +470,6 @@ static void end_wrapper(int code) {
     if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
 }
 
-/* Copies a word into a field; 0 if it does not fit or is missing. */
-static int copy_word(char *field, size_t size, const char *word) {
-    if (word == NULL || strlen(word) >= size) return 0;
-    memcpy(field, word, strlen(word) + 1);
-    return 1;
-}
-
-/* `target LABEL ADDRESS PORT HOST PATH`: one quit endpoint, parsed by the wrapper, staged for the `quit` line. */
-static void read_target(char *words) {
-    char *save = NULL, *label = strtok_r(words, " ", &save), *address = strtok_r(NULL, " ", &save);
-    char *port_text = strtok_r(NULL, " ", &save), *host = strtok_r(NULL, " ", &save), *path = strtok_r(NULL, " ", &save);
-    if (plan.staged >= MAX_QUIT_TARGETS) return; /* the wrapper sends no more: a usage error there */
-    struct quit_target *target = &plan.staging[plan.staged];
-    memset(target, 0, sizeof *target);
-    long port = port_text == NULL ? 0 : strtol(port_text, NULL, 10);
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&target->address;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&target->address;
-    if (!copy_word(target->label, sizeof target->label, label) || !copy_word(target->host, sizeof target->host, host) ||
-        !copy_word(target->path, sizeof target->path, path) || address == NULL || port < 1 || port > 65535) {
-        say("warn", "a quit target from the wrapper that cannot be read: ignored");
-        return;
-    }
-    if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons((uint16_t)port);
-        target->address_length = sizeof *v4;
-    } else if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)port);
-        target->address_length = sizeof *v6;
-    } else {
-        say("warn", "a quit target from the wrapper with no numeric address (%s): ignored", address);
-        return;
-    }
-    plan.staged++;
-}
-
-/* `quit POLICY TIMEOUT_MS REQUEST_TIMEOUT_MS COUNT`: the staged targets become the plan. */
-static void read_plan(char *words) {
-    char *save = NULL, *when = strtok_r(words, " ", &save), *timeout = strtok_r(NULL, " ", &save);
-    char *request = strtok_r(NULL, " ", &save), *count = strtok_r(NULL, " ", &save);
-    if (when == NULL || timeout == NULL || request == NULL || count == NULL) return;
-    plan.known = 1;
-    plan.only_on_success = strcmp(when, QUIT_ON_SUCCESS) == 0;
-    plan.timeout_ms = strtol(timeout, NULL, 10);
-    plan.request_ms = strtol(request, NULL, 10);
-    if (plan.request_ms < 1) plan.request_ms = 1;
-    long counted = strtol(count, NULL, 10);
-    memcpy(plan.urls, plan.staging, (size_t)plan.staged * sizeof *plan.urls);
-    plan.count = plan.staged;
-    plan.unread = counted > plan.staged ? (int)(counted - plan.staged) : 0;
-    plan.staged = 0;
-}
 
 static void handle_wrapper_line(char *line) {
     char *verb = line, *rest = strchr(line, ' ');
@@ -1012,121 +647,6 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
     snprintf(text, size, "died of signal %d (%s)%s", signo, strsignal(signo), why);
 }
 
-/* One POST to one sidecar, bounded: its HTTP status, 0 for no answer, -1 for a refused connection. */
-static int post_quit(struct quit_target *target, int bound_ms) {
-    int fd = socket(target->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    long long deadline = now_ms() + bound_ms;
-    int status = 0;
-    if (connect(fd, (struct sockaddr *)&target->address, target->address_length) != 0 && errno != EINPROGRESS) {
-        if (errno == ECONNREFUSED) status = -1;
-        goto done;
-    }
-    struct pollfd p = {.fd = fd, .events = POLLOUT};
-    if (poll(&p, 1, bound_ms) != 1) goto done;
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-        if (error == ECONNREFUSED) status = -1;
-        goto done;
-    }
-    char request[2 * MAX_LINE_BYTES + 128];
-    int n = snprintf(request, sizeof request, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                     target->path, target->host);
-    if (n <= 0 || send(fd, request, (size_t)n, MSG_NOSIGNAL) != n) goto done;
-    char answer[64] = {0};
-    size_t got = 0;
-    while (got < 12) {
-        long long left = deadline - now_ms();
-        p = (struct pollfd){.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, (int)left) != 1) break;
-        ssize_t r = read(fd, answer + got, sizeof answer - 1 - got);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    if (got >= 12 && strncmp(answer, "HTTP/1.", 7) == 0) status = (int)strtol(answer + 9, NULL, 10);
-done:
-    close(fd);
-    return status;
-}
-
-/* How a target reads in the last line: its URL with the query replaced by `***`, as the wrapper shows URLs, and cut
- * short past 200 bytes. */
-static void shown_url(const struct quit_target *target, char *text, size_t size) {
-    const char *query = strpbrk(target->path, "?#");
-    int path_length = query == NULL ? (int)strlen(target->path) : (int)(query - target->path);
-    int cut = path_length > 200;
-    snprintf(text, size, "http://%s%.*s%s%s", target->host, cut ? 200 : path_length, target->path, cut ? "..." : "",
-             query == NULL ? "" : *query == '?' ? "?***" : "#***");
-}
-
-/* The wrapper ended before its quits: this program tells the sidecars itself, as the policy says, with the
- * wrapper's retry rules and bounds, and says in one line what each sidecar answered. */
-static void last_resort_quit(int code, const char *why) {
-    if (!plan.known) {
-        say("error", "the wrapper %s before it knew the sidecars; none was told to quit", why);
-        return;
-    }
-    if (plan.count == 0) {
-        say("error", "the wrapper %s%s", why, plan.unread > 0 ? "; the quit plan could not be read, no sidecar was told to quit" : "");
-        return;
-    }
-    if (plan.only_on_success && code != 0) {
-        say("error", "the wrapper %s; the sidecar is left running (quit on-success, exit %d)", why, code);
-        return;
-    }
-    long long deadline = now_ms() + plan.timeout_ms;
-    int pause = QUIT_FIRST_BACKOFF_MS, left = plan.count;
-    while (left > 0) {
-        for (int i = 0; i < plan.count; i++) {
-            struct quit_target *target = &plan.urls[i];
-            if (target->done) continue;
-            long long remaining = deadline - now_ms();
-            if (remaining <= 0) break;
-            target->attempts++;
-            int status = post_quit(target, (int)(remaining < plan.request_ms ? remaining : plan.request_ms));
-            if (status != 0) target->status = status;
-            /* Answered and not worth a retry, or gone: a sidecar closes its listener once told to quit, and it
-             * listened when the command started (it was waited for). */
-            if ((status > 0 && !QUIT_RETRIED(status)) || (status < 0 && command.pid != 0)) {
-                target->done = 1;
-                left--;
-            }
-        }
-        if (left == 0 || now_ms() + pause >= deadline) break;
-        struct timespec nap = {.tv_sec = pause / 1000, .tv_nsec = (long)(pause % 1000) * 1000000};
-        nanosleep(&nap, NULL);
-        pause = pause * 2 > QUIT_MAX_BACKOFF_MS ? QUIT_MAX_BACKOFF_MS : pause * 2;
-    }
-    static char results[MAX_QUIT_TARGETS * 400];
-    results[0] = '\0';
-    size_t used = 0;
-    for (int i = 0; i < plan.count && used < sizeof results; i++) {
-        struct quit_target *target = &plan.urls[i];
-        char url[300], last[32], tally[32];
-        shown_url(target, url, sizeof url);
-        if (target->status > 0) snprintf(last, sizeof last, "%d", target->status);
-        else snprintf(last, sizeof last, target->status < 0 ? "refused" : "no answer");
-        snprintf(tally, sizeof tally, "%d attempt%s", target->attempts, target->attempts == 1 ? "" : "s");
-        const char *sep = i > 0 ? "; " : "";
-        size_t room = sizeof results - used;
-        int n;
-        if (target->done && QUIT_ACKNOWLEDGED(target->status)) {
-            n = snprintf(results + used, room, "%sthe %s acknowledged the quit (POST %s: %s, %s)", sep, target->label, url, last, tally);
-        } else if (target->done && target->status < 0) {
-            n = snprintf(results + used, room, "%sthe %s was already gone (POST %s refused, %s)", sep, target->label, url, tally);
-        } else if (target->done) {
-            n = snprintf(results + used, room, "%sthe %s rejected the quit (POST %s: %s, %s)", sep, target->label, url, last, tally);
-        } else {
-            n = snprintf(results + used, room, "%sgave up telling the %s to quit (POST %s: last %s, %s)", sep, target->label, url, last, tally);
-        }
-        used += n > 0 ? (size_t)n : 0;
-    }
-    if (plan.unread > 0 && used < sizeof results) {
-        snprintf(results + used, sizeof results - used, "; %d more in the quit plan could not be read", plan.unread);
-    }
-    say("error", "the wrapper %s; the launcher sent the quits itself: %s", why, results);
-}
 
 /* Stop requests straight to the command: the wrapper is gone. A terminal's keys reached it already. */
 static void relay_to_command(const struct signalfd_siginfo *info) {
