@@ -188,7 +188,7 @@ function hostileSection(rows: readonly HostileLine[]): string[] {
   return [
     '## Hostile',
     '',
-    `The adversarial suite (test/support/hostile-cases.ts; its short size runs in \`npm test\`): ${rows.length} cases, ${tries} tries, ` +
+    `The adversarial suite (test/support/hostile/; its short size runs in \`npm test\`): ${rows.length} cases, ${tries} tries, ` +
       `${ok} as expected, ${tries - ok} not. Every try drives the portable bundle (dist/bundle/istio-job-run) in a network namespace ` +
       'of its own, with the sidecar stand-in on the real ports 15020/15021; "as PID 1" means PID 1 of a new PID namespace; "loaded" ' +
       'means a busy loop per core while it runs. Signals sent during start-up are sent with every signal blocked at exec, so none is ' +

@@ -2,13 +2,13 @@
 // start-up, floods across the exit, real-time deaths and queues, stalled and closed stdio, hostile environments,
 // a failed re-install, a black-holed DNS name, terminals, job control and group signals, hostile limits, and the
 // Node half ignored, stopped, killed or lied to, through the portable bundle.
-// Cases and their judgement live in test/support/hostile-cases.ts; each test reports what every try sent
+// Cases and their judgement live in test/support/hostile/; each test reports what every try sent
 // and what came back.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { hostileUnavailable } from '../support/hostile.ts';
-import { HOSTILE_CASES } from '../support/hostile-cases.ts';
+import { hostileUnavailable } from '../support/hostile/tools.ts';
+import { HOSTILE_CASES } from '../support/hostile/index.ts';
 import { runHostile } from '../support/hostile-run.ts';
 
 describe('hostile', { skip: hostileUnavailable() }, () => {

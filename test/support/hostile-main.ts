@@ -1,11 +1,11 @@
-// Runs tries of the adversarial suite's cases (test/support/hostile-cases.ts) inside the network namespace
+// Runs tries of the adversarial suite's cases (test/support/hostile/) inside the network namespace
 // it is started in (`unshare --net`): brings loopback up, then runs each try in turn and prints one JSON
 // line per try: {"case", "index", "sent", "ok", "got", "ms"}.
 //   hostile-main.ts --size short|long [--case NAME]... [--tries N]
 
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { HOSTILE_CASES, hostileCase, type Size } from './hostile-cases.ts';
+import { HOSTILE_CASES, hostileCase, type Size } from './hostile/index.ts';
 
 const { values } = parseArgs({
   options: { size: { type: 'string', default: 'short' }, case: { type: 'string', multiple: true }, tries: { type: 'string' } },

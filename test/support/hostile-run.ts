@@ -2,7 +2,7 @@
 // own, from a test or from scripts/reliability.ts, and reading its tries back.
 
 import { join } from 'node:path';
-import type { Size, Try } from './hostile-cases.ts';
+import type { Size, Try } from './hostile/index.ts';
 import { NODE, root, start } from './process.ts';
 
 export interface TryLine extends Try {

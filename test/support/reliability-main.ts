@@ -7,7 +7,7 @@
 
 import { parseArgs } from 'node:util';
 import { badInputPod, badInputs, judgeBadInput } from './bad-inputs.ts';
-import { HOSTILE_CASES } from './hostile-cases.ts';
+import { HOSTILE_CASES } from './hostile/index.ts';
 import { runHostile, type TryLine } from './hostile-run.ts';
 import { podsUnavailable, simulatePod, simulatePods } from './pods.ts';
 import {

@@ -1,8 +1,8 @@
-// Tools of the adversarial suite (test/support/hostile-cases.ts): a spawner that can hand a program what
+// Tools of the adversarial suite (test/support/hostile/): a spawner that can hand a program what
 // Node's spawn cannot (a blocked signal mask, raw environment bytes, a deleted working directory, a full
 // stderr pipe, a closed stdout, a terminal), a signal flooder, a CPU load, resource limits (prlimit and
-// cgroup v1 controllers), probes for listeners and zombies, and an interactive shell with job control on a
-// terminal (tmux). Each process has a hard timeout.
+// cgroup v1 controllers), and probes for listeners and zombies (shell.ts has the interactive shell with job
+// control). Each process has a hard timeout.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmdirSync
 import { createConnection } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES } from './process.ts';
+import { FIXTURES } from '../process.ts';
 
 const SOURCE = join(FIXTURES, 'hostile.c');
 const HARD_TIMEOUT_MS = 20_000;
@@ -340,75 +340,5 @@ export function hostileUnavailable(): string | undefined {
     return undefined;
   } catch {
     return 'needs gcc to build test/support/fixtures/hostile.c';
-  }
-}
-
-export interface Shell {
-  /** The pid of the interactive shell. */
-  readonly pid: number;
-  /** Keys as tmux names them (`C-z`, `Enter`), or literal text with `literal`. */
-  keys(keys: readonly string[], literal?: boolean): void;
-  /** Types a line and Enter. */
-  line(text: string): void;
-  /** Whether the screen (its whole history, wrapped lines joined) shows a line matching `pattern` within timeoutMs. */
-  shows(pattern: RegExp, timeoutMs?: number): Promise<boolean>;
-  screen(): string;
-}
-
-/**
- * An interactive bash with job control on a real terminal (a tmux pane of a server of its own, in `dir`),
- * for the length of body; then everything started in it is killed and the server ends.
- */
-export async function withShell<T>(dir: string, body: (shell: Shell) => Promise<T>): Promise<T> {
-  const socket = join(dir, 'tmux.sock');
-  const tmux = (...args: string[]): string =>
-    execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, TERM: 'xterm', PS1: '$ ' };
-  execFileSync(
-    'tmux',
-    ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '250', '-y', '50', '--', 'bash', '--norc', '--noprofile', '-i'],
-    { env, timeout: 5_000, stdio: 'ignore' },
-  );
-  const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-');
-  const shell: Shell = {
-    pid: Number(tmux('display-message', '-p', '#{pane_pid}').trim()),
-    keys: (keys, literal = false) => void tmux('send-keys', ...(literal ? ['-l'] : []), '--', ...keys),
-    line: (text) => {
-      tmux('send-keys', '-l', '--', text);
-      tmux('send-keys', 'Enter');
-    },
-    async shows(pattern, timeoutMs = 5_000) {
-      const deadline = performance.now() + timeoutMs;
-      for (;;) {
-        if (
-          screen()
-            .split('\n')
-            .some((line) => pattern.test(line))
-        )
-          return true;
-        if (performance.now() > deadline) return false;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
-    screen,
-  };
-  try {
-    // The shell is up once it has run a line (the typed `$((6*7))` echoes as typed, its output as 42).
-    shell.line('set -b; echo shell-$((6*7))');
-    if (!(await shell.shows(/^shell-42$/, 10_000))) throw new Error(`the shell did not start: ${screen()}`);
-    return await body(shell);
-  } finally {
-    for (const pid of tree(shell.pid).reverse()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    try {
-      tmux('kill-server');
-    } catch {
-      // the server ended with its last pane
-    }
   }
 }
