@@ -179,6 +179,8 @@ interface Collected {
   works: boolean;
   /** How many of the job's commands were read so far. */
   workCount: number;
+  /** The shell was replaced by `exec`: nothing after it runs, not even its traps. */
+  replaced: boolean;
   /** Statements read so far, and how deep the one being read is. */
   spent: number;
   nesting: number;
@@ -204,6 +206,7 @@ export function readScript(script: string, options: ShellOptions): ScriptFacts {
       wrappers: [],
       works: false,
       workCount: 0,
+      replaced: false,
       spent: 0,
       nesting: 0,
       functions: new Map(),
@@ -225,7 +228,7 @@ export function readScript(script: string, options: ShellOptions): ScriptFacts {
     // The traps set for the exit and for errors run after the job, whatever its outcome (EXIT) or after a
     // failure (ERR): read them as running there.
     let statusLostAt: ScriptFacts['statusLostAt'];
-    for (const [signal, trap] of collected.traps) {
+    for (const [signal, trap] of collected.replaced ? [] : collected.traps) {
       const inTrap: State = {
         ...state,
         failureGoesOn: true,
@@ -297,7 +300,10 @@ function findSyntaxError(root: SyntaxNode): ScriptFacts['syntaxError'] {
 }
 
 function statements(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  for (const child of node.namedChildren) if (child !== null) statement(child, state, collected, offset);
+  for (const child of node.namedChildren) {
+    if (collected.replaced) return;
+    if (child !== null) statement(child, state, collected, offset);
+  }
 }
 
 function runsOf(state: State): Runs {
@@ -480,6 +486,8 @@ function command(node: SyntaxNode, state: State, collected: Collected, offset: P
   }
   let words = [wordValue(nameNode), ...args.map(wordValue)];
   let nodes = [nameNode, ...args];
+  // `exec X` replaces the shell with X: nothing after it runs, its traps included.
+  const replaces = basename(words[0] ?? '') === 'exec' && words.length > 1 && !state.conditional && state.trap === undefined;
   // `exec X`, `timeout 5m X`, `env A=1 X`: X is the command.
   while (words.length > 1 && PREFIXES.has(basename(words[0] as string))) {
     const prefix = basename(words[0] as string);
@@ -492,6 +500,23 @@ function command(node: SyntaxNode, state: State, collected: Collected, offset: P
   }
   const program = basename(words[0] ?? '');
   const place = placeOf(nodes[0] ?? nameNode, offset);
+  try {
+    runCommand(words, program, place, args, state, collected, offset);
+  } finally {
+    if (replaces && !state.onlyOnFailure) collected.replaced = true;
+  }
+}
+
+/** A simple command, its prefixes (exec, timeout, env) taken off: what it does for the rules. */
+function runCommand(
+  words: string[],
+  program: string,
+  place: Place,
+  args: readonly SyntaxNode[],
+  state: State,
+  collected: Collected,
+  offset: Place,
+): void {
   if (program === 'set') return setOptions(words.slice(1), state);
   if (program === 'trap') return trap(args, words.slice(1), collected, offset);
   if (program === 'exit' || program === 'return') {

@@ -640,6 +640,12 @@ const CASES: readonly Case[] = [
     yaml: job(pod('command: ["./task.sh"]'), { jobMeta: 'namespace: batch' }),
     settings: { namespaces: new Map([['istio', new Set(['payments'])]]) },
   },
+  {
+    name: 'a quit in an EXIT trap of a script that then execs the job: the trap never runs',
+    rule: 'unwrapped',
+    yaml: job(pod(`command: ["sh", "-c", "trap 'curl -XPOST localhost:15020/quitquitquit' EXIT; exec ./task"]`), { podMeta: INJECTED }),
+    expect: { at: 'command:', level: 'error' },
+  },
   { name: 'a Job that runs the wrapper', rule: 'unwrapped', yaml: job(pod(WRAPPED), { podMeta: INJECTED }) },
   {
     name: 'a Linkerd Job under linkerd-await --shutdown',

@@ -97,3 +97,16 @@ describe('pipelines and pipefail', () => {
     );
   });
 });
+
+describe('exec', () => {
+  test('exec replaces the shell: a quit after it, or in its EXIT trap, never runs', () => {
+    assert.deepEqual(readScript("trap 'curl -XPOST localhost:15020/quitquitquit' EXIT\nexec ./job", { errexit: false }).requests, []);
+    assert.deepEqual(readScript('exec ./job\ncurl -XPOST localhost:15020/quitquitquit', { errexit: false }).requests, []);
+  });
+  test('an exec that only runs sometimes leaves the rest as it is', () => {
+    const facts = readScript('trap \'curl -XPOST localhost:15020/quitquitquit\' EXIT\nif [ -n "$X" ]; then exec ./other; fi\n./job', {
+      errexit: false,
+    });
+    assert.equal(facts.requests.length, 1);
+  });
+});
