@@ -12,28 +12,14 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { PLUGIN_NAME } from '../../src/manifest/select.ts';
 import { cleanEnv, type Finished, PLAIN_EXECUTABLE, start, WRAPPER } from '../support/process.ts';
+import { MIGRATE_JOB } from '../support/manifest.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-manifest-hostile-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const PLUGIN = join(scratch, PLUGIN_NAME);
 symlinkSync(WRAPPER, PLUGIN);
 
-const JOB = `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    metadata:
-      labels:
-        sidecar.istio.io/inject: "true"
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: job
-        image: registry.example/migrate:1.0
-        command: ["/app/migrate"]
-`;
+const JOB = MIGRATE_JOB;
 const jobFile = join(scratch, 'job.yaml');
 writeFileSync(jobFile, JOB);
 /** Large enough that parsing it takes seconds: a signal sent once it is read finds the tool parsing. */

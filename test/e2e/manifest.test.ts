@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { PLUGIN_NAME } from '../../src/manifest/select.ts';
 import { PLAIN_EXECUTABLE, root, run, start, WRAPPER } from '../support/process.ts';
+import { MIGRATE_JOB } from '../support/manifest.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-manifest-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -17,22 +18,7 @@ const PLUGIN = join(scratch, PLUGIN_NAME);
 symlinkSync(WRAPPER, PLUGIN);
 
 const PLAIN = `# A plain Job, as a chart renders it.
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    metadata:
-      labels:
-        sidecar.istio.io/inject: "true"
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: job
-        image: registry.example/migrate:1.0
-        command: ["/app/migrate"]
-        args: ["--all"]
+${MIGRATE_JOB}        args: ["--all"]
 ---
 apiVersion: v1
 kind: ConfigMap

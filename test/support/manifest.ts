@@ -7,3 +7,21 @@ export function source(text: string, name = 'test.yaml'): Source {
   if ('error' in parsed) throw new Error(parsed.error);
   return parsed;
 }
+
+/** A Job whose pod asks for an Istio sidecar and runs no wrapper: what --check reports and --inject rewrites. */
+export const MIGRATE_JOB = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    metadata:
+      labels:
+        sidecar.istio.io/inject: "true"
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: job
+        image: registry.example/migrate:1.0
+        command: ["/app/migrate"]
+`;

@@ -6,23 +6,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../src/manifest/cli.ts';
 import { PLUGIN_NAME } from '../../../src/manifest/select.ts';
+import { MIGRATE_JOB } from '../../support/manifest.ts';
 
-const JOB = `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    metadata:
-      labels:
-        sidecar.istio.io/inject: "true"
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: job
-        image: registry.example/migrate:1.0
-        command: ["/app/migrate"]
-`;
+const JOB = MIGRATE_JOB;
 
 interface Run {
   readonly code: number;
