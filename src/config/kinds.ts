@@ -84,6 +84,8 @@ interface TemplateMarkers {
   readonly quitPort?: { readonly annotation: string } | { readonly flag: string };
   /** A container the user declares: its image's repository name or its program name. */
   readonly container?: { readonly images: readonly string[]; readonly programs: readonly string[] };
+  /** Its processes' names, as `pkill` finds them in a pod that shares its process namespace. */
+  readonly processes: readonly string[];
   /** Programs of an older release that has no quit endpoint at all (the Cloud SQL proxy's v1). */
   readonly noQuitPrograms?: readonly string[];
 }
@@ -153,6 +155,7 @@ export const SIDECAR_KINDS = [
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
+      processes: ['pilot-agent', 'envoy'],
     },
     label: 'proxy',
     listeners: [
@@ -182,6 +185,7 @@ export const SIDECAR_KINDS = [
       native: LINKERD_NATIVE,
       quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
       quitMethods: ['POST'],
+      processes: ['linkerd2-proxy'],
     },
     label: 'linkerd-proxy',
     listeners: [{ name: 'admin', port: 4191 }],
@@ -219,6 +223,7 @@ export const SIDECAR_KINDS = [
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
       noQuitPrograms: ['cloud_sql_proxy'],
+      processes: ['cloud-sql-proxy', 'cloud_sql_proxy'],
     },
     label: 'cloud-sql-proxy',
     ...AUTH_PROXY,
@@ -237,6 +242,7 @@ export const SIDECAR_KINDS = [
       quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },
+      processes: ['alloydb-auth-proxy'],
     },
     label: 'alloydb-auth-proxy',
     ...AUTH_PROXY,
@@ -257,6 +263,7 @@ export const SIDECAR_KINDS = [
       quitSwitch: { annotation: VAULT_ENABLE_QUIT, truthy: PARSE_BOOL_TRUE, byDefault: false },
       quitMethods: ['POST'],
       quitPort: { annotation: VAULT_PORT },
+      processes: ['vault'],
     },
     label: 'vault-agent',
     listeners: [{ name: 'agent', port: 8200 }],
@@ -291,6 +298,7 @@ export const SIDECAR_KINDS = [
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: DAPR_PORT },
+      processes: ['daprd'],
     },
     label: 'daprd',
     listeners: [{ name: 'http', port: 3500 }],
@@ -307,6 +315,7 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: CONSUL_STATUS,
       quitSwitch: { annotation: CONSUL_LIFECYCLE, truthy: PARSE_BOOL_TRUE, byDefault: true },
       quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
+      processes: ['consul-dataplane'],
     },
     label: 'consul-dataplane',
     listeners: [{ name: 'lifecycle', port: 20600 }],
@@ -360,7 +369,7 @@ export const GENERIC_KIND: SidecarKind = {
   listeners: [],
   quit: { listener: 0, path: '/' },
   enableQuit: 'its own configuration',
-  template: { quitSwitch: 'always' },
+  template: { quitSwitch: 'always', processes: [] },
   docs: { notEnabled: '', forJobs: '' },
 };
 

@@ -111,7 +111,11 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   ];
   const jobs = containers.filter((container) => !container.init && container.name !== PROXY_CONTAINER && !sidecarNodes.has(container.node));
   // A script that quits or waits for a kind the manifest does not show: the author expects that sidecar.
-  const known = containers.map((container) => ({ ...container, aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars)) }));
+  const sharesProcesses = text(get(workload.podSpec, 'shareProcessNamespace')) === 'true';
+  const known = containers.map((container) => ({
+    ...container,
+    aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars, sharesProcesses)),
+  }));
   for (const container of known) {
     for (const aimed of container.aimed) {
       if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
@@ -122,7 +126,10 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
         sidecars.push(expected(kindNamed('linkerd'), annotations));
     }
   }
-  const resolved = containers.map((container) => ({ ...container, aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars)) }));
+  const resolved = containers.map((container) => ({
+    ...container,
+    aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars, sharesProcesses)),
+  }));
   return {
     workload,
     sidecars,
@@ -456,9 +463,14 @@ function optionValues(args: readonly string[], flag: string): string[] {
 const optionValue = (args: readonly string[], flag: string): string | undefined => optionValues(args, flag).at(-1);
 
 /** Which sidecar a request speaks to, from its port and path (the pod's own ports first), or its program. */
-function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[]): Aimed {
+function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[], sharesProcesses: boolean): Aimed {
   const { request } = aimed;
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
+  if (request.method === 'SIGNAL') {
+    const kind = kinds.find((candidate) => candidate.template.processes.includes(basename(request.program ?? '')));
+    // Without a shared process namespace the sidecar's processes are not there to signal: it stops nothing.
+    return kind === undefined || !sharesProcesses ? { ...aimed, what: 'other' } : { ...aimed, what: 'quit', kind };
+  }
   const portOf = (kind: SidecarKind, listener: number): number =>
     listener === kind.quit.listener
       ? (sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[listener]?.port ?? 0)

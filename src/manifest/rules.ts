@@ -186,7 +186,8 @@ const ROWS = [
           const told = new Set<SidecarKind>();
           for (const quit of quitsOf(container)) {
             const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
-            if (sidecar === undefined || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind)) continue;
+            if (quit.signal || sidecar === undefined || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind))
+              continue;
             told.add(sidecar.kind);
             report(quit.line, `container ${container.name}: ${notEnabled(sidecar)}`);
           }
@@ -220,7 +221,7 @@ const ROWS = [
           for (const aimed of container.aimed) {
             const methods = aimed.envoyAdmin === true ? ['POST'] : aimed.kind?.template.quitMethods;
             const { method } = aimed.request;
-            if (aimed.what !== 'quit' || methods === undefined || methods.includes(method)) continue;
+            if (aimed.what !== 'quit' || method === 'SIGNAL' || methods === undefined || methods.includes(method)) continue;
             report(
               aimed.line,
               `container ${container.name}: this sends ${method} to the ${nameOf(aimed.kind)}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
@@ -493,17 +494,25 @@ function scriptLine(container: ContainerFacts, row: number, column: number): num
 }
 
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
-function quitsOf(container: ContainerFacts): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs'] }[] {
+function quitsOf(
+  container: ContainerFacts,
+): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs']; signal: boolean }[] {
   return [
     ...container.aimed
       .filter((aimed) => aimed.what === 'quit')
-      .map((aimed) => ({ line: aimed.line, ...(aimed.kind === undefined ? {} : { kind: aimed.kind }), runs: aimed.request.runs })),
+      .map((aimed) => ({
+        line: aimed.line,
+        ...(aimed.kind === undefined ? {} : { kind: aimed.kind }),
+        runs: aimed.request.runs,
+        signal: aimed.request.method === 'SIGNAL',
+      })),
     ...container.scriptWrappers
       .filter((wrapper) => wrapper.quits)
       .map((wrapper) => ({
         line: wrapper.line,
         ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}),
         runs: wrapper.runs,
+        signal: false,
       })),
   ];
 }

@@ -706,6 +706,16 @@ function requestOf(program: string, args: readonly string[], state: State, place
     const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
     return { via: program, program, method: method.toUpperCase(), path: `/${path.replace(/^\//, '')}`, place };
   }
+  // `pkill envoy`, `killall -INT cloud_sql_proxy`, `kill $(pidof daprd)`: a signal to a sidecar's process, which
+  // only a pod that shares its process namespace lets a container see.
+  if (program === 'pkill' || program === 'killall') {
+    const name = args.filter((arg) => !arg.startsWith('-')).at(-1);
+    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
+  }
+  if (program === 'kill') {
+    const name = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([\w.-]+)\)/.exec(args.join(' '))?.[1];
+    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
+  }
   if (program === 'pilot-agent' && args[0] === 'wait') return { via: program, program, method: 'GET', path: '/healthz/ready', place };
   return undefined;
 }

@@ -646,6 +646,21 @@ const CASES: readonly Case[] = [
     yaml: job(pod(`command: ["sh", "-c", "trap 'curl -XPOST localhost:15020/quitquitquit' EXIT; exec ./task"]`), { podMeta: INJECTED }),
     expect: { at: 'command:', level: 'error' },
   },
+  {
+    name: 'a pkill of the Cloud SQL proxy v1 in a pod that shares its process namespace',
+    rule: 'unwrapped',
+    yaml: job(
+      `restartPolicy: Never\nshareProcessNamespace: true\ncontainers:\n${container('command: ["sh", "-c", "./task; rc=$?; pkill -INT cloud_sql_proxy; exit $rc"]')}\n${container('command: ["/cloud_sql_proxy", "-instances=p:r:i=tcp:5432"]', 'proxy').replace('image: example', 'image: gcr.io/cloudsql-docker/gce-proxy:1.33.2')}`,
+    ),
+  },
+  {
+    name: 'a pkill of the Cloud SQL proxy in a pod that does not share its process namespace: it finds nothing',
+    rule: 'unwrapped',
+    yaml: job(
+      `restartPolicy: Never\ncontainers:\n${container('command: ["sh", "-c", "./task; rc=$?; pkill -INT cloud_sql_proxy; exit $rc"]')}\n${container('command: ["/cloud_sql_proxy", "-instances=p:r:i=tcp:5432"]', 'proxy').replace('image: example', 'image: gcr.io/cloudsql-docker/gce-proxy:1.33.2')}`,
+    ),
+    expect: { at: 'command: ["sh", "-c", "./task; rc=$?; pkill', level: 'error' },
+  },
   { name: 'a Job that runs the wrapper', rule: 'unwrapped', yaml: job(pod(WRAPPED), { podMeta: INJECTED }) },
   {
     name: 'a Linkerd Job under linkerd-await --shutdown',
