@@ -66,6 +66,8 @@ export interface PodResult {
 const SIDECAR_MAIN = new URL('./sidecar-main.ts', import.meta.url).pathname;
 const RESTART_BACKOFF_MS = 100;
 const PROBE_PERIOD_MS = 50;
+/** How long the job waits at most for a classic sidecar's stand-in to listen before it starts anyway. */
+const LISTEN_WAIT_MS = 5_000;
 const KEEP_OUTPUT = 64 * 1024;
 
 const codeOf = (code: number | null, signal: NodeJS.Signals | null): number =>
@@ -141,6 +143,11 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     if (jobDone && sidecarDone) settle();
   };
 
+  let sidecarListening: () => void = () => undefined;
+  const listening = new Promise<void>((resolve) => {
+    sidecarListening = resolve;
+  });
+
   function startSidecar(): void {
     if (spec.sidecar === undefined || terminating || (native && jobDone)) return;
     const run: Run = { startedAt: mono() };
@@ -153,6 +160,7 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     createInterface({ input: container.stdout! }).on('line', (line) => {
       const event = JSON.parse(line) as SidecarEvent;
       events.push(event);
+      if (event.event === 'listening') sidecarListening();
       if (
         spec.terminate?.onReadyRequests !== undefined &&
         events.filter((e) => e.event === 'request' && e.path === '/healthz/ready').length >= spec.terminate.onReadyRequests
@@ -162,6 +170,7 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     let errors = '';
     container.stderr!.on('data', (chunk: Buffer) => (errors = (errors + String(chunk)).slice(-4096)));
     container.on('close', (code, signal) => {
+      sidecarListening();
       run.exitedAt = mono();
       run.code = containerCode(code, signal, errors);
       // A native sidecar that dies while the job runs is restarted (restartPolicy Always), with a backoff;
@@ -255,8 +264,16 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     await startupProbe();
     if (!terminating) startJob();
     else jobDone = true;
+  } else if (spec.sidecarDelayMs === undefined) {
+    // kubelet starts the containers in order without waiting, and pilot-agent binds its ports within
+    // milliseconds; the stand-in is a Node process, which a loaded machine can keep from listening for
+    // seconds. So the job starts once the stand-in listens (at most a few seconds later), as it would
+    // beside a real sidecar, and a quit sent at once finds it there.
+    startSidecar();
+    await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, LISTEN_WAIT_MS))]);
+    later(spec.jobDelayMs ?? 0, startJob);
   } else {
-    later(spec.sidecarDelayMs ?? 0, startSidecar);
+    later(spec.sidecarDelayMs, startSidecar);
     later(spec.jobDelayMs ?? 0, startJob);
   }
   await settled;
