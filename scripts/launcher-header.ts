@@ -18,7 +18,7 @@ import { OPTIONS } from '../src/config/options.ts';
 import { QUIT_RETRY } from '../src/sidecars/quit.ts';
 import { ENDS_TOOL } from '../src/manifest/select.ts';
 import { LIB_DIR, PROGRAM } from '../src/bundle/self.ts';
-import { FORWARDED, FROM_TERMINAL, REALTIME_FIRST, REALTIME_LAST } from '../src/command/signals.ts';
+import { decide, FROM_TERMINAL } from '../src/command/signals.ts';
 
 export const LAUNCHER_HEADER = 'launcher-protocol.h';
 
@@ -51,7 +51,7 @@ export function launcherHeader(loader: string): string {
     ['QUIT_ON_SUCCESS', cString(oneOf(QUIT_POLICIES, 'on-success'))],
     ['SENT_BY_KERNEL', `'${SENT_BY_KERNEL}'`],
     ['SENT_BY_PROCESS', `'${SENT_BY_PROCESS}'`],
-    ['IS_FORWARDED(signo)', `(${anyOf(FORWARDED)} || ((signo) >= ${REALTIME_FIRST} && (signo) <= ${REALTIME_LAST}))`],
+    ['PASSES_WHILE_RUNNING(signo, by_kernel)', passesWhileRunning()],
     ['IS_FROM_TERMINAL(signo)', `(${anyOf(FROM_TERMINAL)})`],
     ['IS_ENDS_TOOL(signo)', `(${anyOf(ENDS_TOOL)})`],
   ];
@@ -60,6 +60,21 @@ export function launcherHeader(loader: string): string {
     ...defines.map(([name, value]) => `#define ${name} ${value}`),
     '',
   ].join('\n');
+}
+
+/**
+ * Which signals the launcher passes on to a running command itself: decide()'s own answer for each of 1-64, as
+ * two bit masks, one for a signal the kernel sent (a terminal's key) and one for a signal a process sent.
+ */
+function passesWhileRunning(): string {
+  const mask = (byKernel: boolean): string => {
+    let bits = 0n;
+    for (let signo = 1; signo <= 64; signo++) {
+      if (decide(signo, 'running', byKernel) === 'forward') bits |= 1n << BigInt(signo - 1);
+    }
+    return `0x${bits.toString(16)}ULL`;
+  };
+  return `((signo) >= 1 && (signo) <= 64 && ((((by_kernel) ? ${mask(true)} : ${mask(false)}) >> ((signo) - 1)) & 1))`;
 }
 
 /** A value of a choice set, checked: renaming it there fails the build here. */

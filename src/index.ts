@@ -32,7 +32,7 @@ const direct = tool
 const signals = createSignalRouter(direct, log, () => !launched && process.getBuiltinModule('node:tty').isatty(0));
 const launcher = connectLauncher(process.env, log);
 if (tool) launcher?.tool();
-else launcher?.listen(signals.receive);
+else launcher?.listen(signals);
 const version = typeof ISTIO_JOB_RUN_VERSION === 'string' ? ISTIO_JOB_RUN_VERSION : 'dev';
 
 // Through the bundle's launcher, execPath names the bundled loader: point it at what users run instead.

@@ -1,6 +1,8 @@
 // Which signals reach the command, and what a signal means before, during and after it runs.
-// In the portable bundle the launcher (src/launcher/launcher.c) receives every signal first and relays it here;
-// this module decides. The plain executable gets them from Node directly.
+// This module decides. The plain executable gets the signals from Node directly. In the portable bundle the
+// launcher (src/launcher/launcher.c) receives every signal first: while the command runs it passes each on itself,
+// as decide() says for a running command (the rule is generated into its header), so the command gets them as it
+// would alone, whatever Node is doing; the others it relays here.
 
 import type { Logger } from '../log.ts';
 
@@ -136,6 +138,8 @@ export interface SignalRouter {
   readonly beforeStart: AbortSignal;
   /** A signal the launcher relayed, with whether a terminal sent it. */
   receive(signal: number, fromTerminal: boolean): void;
+  /** A signal the launcher passed on to the running command itself: only noted. */
+  passedOn(signal: number): void;
   /** The command has started: forward from now on. */
   forwardTo(target: KillTarget): void;
   /** The command has ended: signals are only noted from now on. */
@@ -189,6 +193,9 @@ export function createSignalRouter(source: SignalSource, log: Logger, directFrom
   return {
     beforeStart: controller.signal,
     receive: handle,
+    passedOn(signal) {
+      log.debug(`forwarded ${signalName(signal)}`);
+    },
     forwardTo(newTarget) {
       target = newTarget;
       phase = 'running';

@@ -20,9 +20,12 @@
  *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
  *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
  *      stops and continues it with us.
- *   3. Relay: every signal goes to the wrapper (but those the command sent: it has them, or the kernel spared
- *      it), with whether the kernel sent it; the wrapper reads them once
- *      its own handlers exist, and decides. It asks for the command to run, for signals to be sent to it,
+ *   3. Pass signals on at the source: while the command runs, each one it would get alone goes to it as soon as
+ *      it is read here, then the wrapper is told (`passed`); the rule is the wrapper's own, generated. Before
+ *      the command runs and after it ended, every signal goes to the wrapper (`sig`), with whether the kernel
+ *      sent it, and the wrapper decides: a stop request ends the wait, or reaches a command asked for but not
+ *      yet started. Those the command sent are neither (it has them, or the kernel spared it). The wrapper
+ *      reads them once its own handlers exist. It asks for the command to run, for signals to be sent to it,
  *      says its log format, its quit plan (each sidecar's quit endpoint as it parsed it, the policy and the
  *      bounds) and its exit code, in lines of at most MAX_LINE_BYTES. Its log lines are written on to stderr,
  *      and dropped rather than block. A stopped wrapper is continued.
@@ -70,27 +73,17 @@ static const char *const HELD_FROM_WRAPPER[] = {
 extern char **environ;
 
 
-/* A standard signal that one process sends again before the last instance it sent has reached the command (still
- * on its way through the wrapper, or already pending here when the wrapper passed that one on) counts as that one,
- * for up to this long. coreutils timeout, for one, signals its child and then its own group, the launcher in both:
- * a command it had started itself would have had the two pending at once, which the kernel merges. */
-#define SAME_SENDER_MERGE_MS 1000
-
-/* The last instance of each standard signal relayed: who sent it, when, and whether it has reached the command. */
-static struct {
-    pid_t sender[FIRST_QUEUED];
-    long long at_ms[FIRST_QUEUED];
-    int on_its_way[FIRST_QUEUED];    /* relayed, not yet passed on by the wrapper */
-    int pending_behind[FIRST_QUEUED]; /* another instance was pending here when it was passed on */
-} relayed;
-
 /* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
- * kernel merges those too), every instance of a real-time one. Half of `bytes` stays free for the other lines. */
+ * kernel merges those too), every instance of a real-time one; apart for each verb, `sig` (the wrapper decides) and
+ * `passed` (the launcher passed it on), so a phase change never relabels one. Half of `bytes` stays free for the
+ * other lines. */
+enum { TO_DECIDE, PASSED, SIGNAL_VERBS };
+static const char *const SIGNAL_VERB[SIGNAL_VERBS] = {TO_WRAPPER_SIGNAL, TO_WRAPPER_PASSED};
 static struct {
     char bytes[8192];
     size_t length;
-    unsigned pending[SIGNALS + 1];
-    char pending_kind[SIGNALS + 1];
+    unsigned pending[SIGNAL_VERBS][SIGNALS + 1];
+    char pending_kind[SIGNAL_VERBS][SIGNALS + 1];
     unsigned long long waiting; /* the sum of pending */
 } out;
 
@@ -292,13 +285,15 @@ static void flush_to_wrapper(void) {
             out.length -= (size_t)n;
         }
         if (out.waiting == 0) return;
-        for (int signo = 1; signo <= SIGNALS; signo++) {
-            while (out.pending[signo] > 0 && out.length < sizeof out.bytes / 2) {
-                int n = snprintf(out.bytes + out.length, sizeof out.bytes - out.length, "%s %d %c\n", TO_WRAPPER_SIGNAL, signo,
-                                 out.pending_kind[signo]);
-                out.length += (size_t)n;
-                out.pending[signo]--;
-                out.waiting--;
+        for (int verb = 0; verb < SIGNAL_VERBS; verb++) {
+            for (int signo = 1; signo <= SIGNALS; signo++) {
+                while (out.pending[verb][signo] > 0 && out.length < sizeof out.bytes / 2) {
+                    int n = snprintf(out.bytes + out.length, sizeof out.bytes - out.length, "%s %d %c\n", SIGNAL_VERB[verb], signo,
+                                     out.pending_kind[verb][signo]);
+                    out.length += (size_t)n;
+                    out.pending[verb][signo]--;
+                    out.waiting--;
+                }
             }
         }
     }
@@ -323,30 +318,6 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
     return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
 }
 
-/* Whether this repeats an instance that had not reached the command when it was sent (SAME_SENDER_MERGE_MS). */
-static int repeats_last(const struct signalfd_siginfo *info) {
-    int signo = (int)info->ssi_signo;
-    /* Only what the wrapper passes on: before the command runs, after it ended, or unforwarded, it passes none. */
-    if (signo >= FIRST_QUEUED || info->ssi_code != SI_USER || !command.running || !IS_FORWARDED(signo)) return 0;
-    long long now = now_ms();
-    int before_it_arrived = relayed.on_its_way[signo] || relayed.pending_behind[signo];
-    relayed.pending_behind[signo] = 0;
-    if (before_it_arrived && relayed.sender[signo] == (pid_t)info->ssi_pid && now - relayed.at_ms[signo] < SAME_SENDER_MERGE_MS)
-        return 1;
-    relayed.sender[signo] = (pid_t)info->ssi_pid;
-    relayed.at_ms[signo] = now;
-    relayed.on_its_way[signo] = 1;
-    return 0;
-}
-
-/* The wrapper is passing signal SIGNO on to the command: an instance pending here now was sent before it arrives. */
-static void passed_on(int signo) {
-    if (signo < 1 || signo >= FIRST_QUEUED || !relayed.on_its_way[signo]) return;
-    relayed.on_its_way[signo] = 0;
-    sigset_t pending;
-    relayed.pending_behind[signo] = sigpending(&pending) == 0 && sigismember(&pending, signo);
-}
-
 /* A manifest tool (it said `tool`) is ended by TERM, INT or HUP: sent to it as the signal itself, whose default
  * action ends it even in the middle of synchronous work; finish() then exits with 128+N. */
 static void end_tool(int signo) {
@@ -354,10 +325,21 @@ static void end_tool(int signo) {
     if (kill(wrapper.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
 }
 
+/* While the command runs, a signal it would get alone goes to it at once, as read: the same instances, in the same
+ * order, whatever the wrapper is doing (PASSES_WHILE_RUNNING, generated from the wrapper's own rule). */
+static int pass_to_command(const struct signalfd_siginfo *info) {
+    int signo = (int)info->ssi_signo;
+    if (!command.running || !PASSES_WHILE_RUNNING(signo, info->ssi_code == SI_KERNEL)) return 0;
+    if (kill(command.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
+    return 1;
+}
+
+/* Every signal read: passed on to a running command, or left to the wrapper to decide (before the command runs, after
+ * it ended, or one the command does not get); either way the wrapper is told. */
 static void relay_signal(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
-    if (sent_by_command(info) || repeats_last(info)) return;
+    if (sent_by_command(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
     if (wrapper.tool) {
@@ -365,16 +347,17 @@ static void relay_signal(const struct signalfd_siginfo *info) {
         return;
     }
     if (IS_ENDS_TOOL(signo)) wrapper.stop_relayed = signo;
+    int verb = pass_to_command(info) ? PASSED : TO_DECIDE;
     if (wrapper.done || wrapper.channel < 0) return;
     if (out.length > sizeof out.bytes / 2 || out.waiting > 0) {
-        if (signo >= FIRST_QUEUED || out.pending[signo] == 0) {
-            out.pending[signo]++;
+        if (signo >= FIRST_QUEUED || out.pending[verb][signo] == 0) {
+            out.pending[verb][signo]++;
             out.waiting++;
         }
-        out.pending_kind[signo] = kind;
+        out.pending_kind[verb][signo] = kind;
         return;
     }
-    tell_wrapper("%s %d %c\n", TO_WRAPPER_SIGNAL, signo, kind);
+    tell_wrapper("%s %d %c\n", SIGNAL_VERB[verb], signo, kind);
 }
 
 /* A PATH search like the one Node's spawn made: no shell for ENOEXEC, EACCES only if nothing else ran. */
@@ -479,8 +462,6 @@ static void handle_wrapper_line(char *line) {
         run_command(strtol(rest, NULL, 10));
     } else if (strcmp(verb, FROM_WRAPPER_KILL) == 0) {
         long signo = strtol(rest, NULL, 10);
-        /* Before the kill: once it is sent, the command may run and its answer bring a new instance here. */
-        passed_on((int)signo);
         if (command.running && signo >= 1 && signo <= SIGNALS && kill(command.pid, (int)signo) != 0 && errno != ESRCH) {
             say("warn", "cannot send signal %ld to the command (kill): %s", signo, strerror(errno));
         }
@@ -614,11 +595,11 @@ static void reap(void) {
     }
 }
 
-static void read_signals(int signal_fd, void (*relay)(const struct signalfd_siginfo *)) {
+static void read_signals(int signal_fd) {
     struct signalfd_siginfo info;
     while (read(signal_fd, &info, sizeof info) == (ssize_t)sizeof info) {
         if (info.ssi_signo == SIGCHLD) reap();
-        else relay(&info);
+        else relay_signal(&info);
     }
 }
 
@@ -648,14 +629,6 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
 }
 
 
-/* Stop requests straight to the command: the wrapper is gone. A terminal's keys reached it already. */
-static void relay_to_command(const struct signalfd_siginfo *info) {
-    int signo = (int)info->ssi_signo;
-    if (!command.running || sent_by_command(info) || !IS_FORWARDED(signo)) return;
-    if (info->ssi_code == SI_KERNEL && IS_FROM_TERMINAL(signo)) return;
-    if (kill(command.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
-}
-
 /* The wrapper died while the command runs: wait for its end alone, relaying stop requests. Returns once it ended. */
 static void outlive_wrapper(int signal_fd) {
     say("error", "the wrapper ended while the command runs; waiting for the command (pid %d) alone", (int)command.pid);
@@ -666,7 +639,7 @@ static void outlive_wrapper(int signal_fd) {
             struct timespec nap = {.tv_sec = 0, .tv_nsec = 100 * 1000000};
             nanosleep(&nap, NULL);
         }
-        read_signals(signal_fd, relay_to_command);
+        read_signals(signal_fd);
         reap();
         flush_log(0);
     }
@@ -750,7 +723,7 @@ int main(int argc, char **argv) {
             struct timespec nap = {.tv_sec = 0, .tv_nsec = 100 * 1000000};
             nanosleep(&nap, NULL);
         }
-        read_signals(signal_fd, relay_signal);
+        read_signals(signal_fd);
         if (fds[1].revents) read_from_wrapper();
         if (fds[2].revents) read_wrapper_log();
         if (out.length > 0) flush_to_wrapper();

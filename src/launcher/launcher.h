@@ -32,10 +32,10 @@
 
 #if !defined(LOADER) || !defined(LIB_DIR) || !defined(PROGRAM) || !defined(CHANNEL_ENV) || !defined(EXIT_FAILED) || \
     !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
-    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(FROM_WRAPPER_HELLO) ||                     \
+    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(TO_WRAPPER_PASSED) || !defined(FROM_WRAPPER_HELLO) ||                     \
     !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
     !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
-    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(IS_FORWARDED) ||     \
+    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(PASSES_WHILE_RUNNING) ||     \
     !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL) || !defined(MAX_LINE_BYTES) ||        \
     !defined(MAX_QUIT_TARGETS) || !defined(FROM_WRAPPER_TARGET) || !defined(QUIT_ACKNOWLEDGED) || !defined(QUIT_RETRIED) ||  \
     !defined(QUIT_FIRST_BACKOFF_MS) || !defined(QUIT_MAX_BACKOFF_MS)

@@ -1,6 +1,7 @@
 // The channel to the portable bundle's launcher (src/launcher/launcher.c), which stands in front of this process: it
-// receives every signal and relays it here, runs the command when asked (with its original argv and
-// environment, byte for byte), sends it the signals this side decides to forward, and reports how it ended.
+// receives every signal, runs the command when asked (with its original argv and environment, byte for byte),
+// passes a running command its signals itself and says so here, relays the others for this side to decide, and
+// reports how the command ended.
 // It also keeps what it needs to finish the job should this process die: the log format and the quit plan.
 // The lines are those of protocol.ts.
 
@@ -28,9 +29,17 @@ export interface QuitPlan {
   readonly requestTimeoutMs: number;
 }
 
+/** What the wrapper hears of the signals that reach the launcher. */
+interface SignalListener {
+  /** Signal N, for the wrapper to decide: before the command runs, after it ended, or one it does not get. */
+  receive(signal: number, fromTerminal: boolean): void;
+  /** Signal N, which the launcher has already passed on to the running command itself. */
+  passedOn(signal: number): void;
+}
+
 interface LauncherLink {
   /** Reads the relayed signals from now on: call it once the signal router exists, and not before. */
-  listen(onSignal: (signal: number, fromTerminal: boolean) => void): void;
+  listen(listener: SignalListener): void;
   /**
    * Instead of listen, for a manifest tool (src/manifest/select.ts decides): nothing is read, and the launcher
    * passes TERM, INT and HUP on as signals, whose default action ends this process, and exits with 128+N.
@@ -91,7 +100,7 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
   const channel = new Socket({ fd, readable: true, writable: false });
   channel.setEncoding('latin1');
 
-  let onSignal: ((signal: number, fromTerminal: boolean) => void) | undefined;
+  let signals: SignalListener | undefined;
   let command: { settle: (outcome: Outcome) => void; pid: number | undefined; ended: boolean } | undefined;
   let buffered = '';
 
@@ -119,7 +128,10 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
     const n = Number(first);
     switch (verb) {
       case TO_WRAPPER.signal:
-        onSignal?.(n, second === SENT_BY_KERNEL);
+        signals?.receive(n, second === SENT_BY_KERNEL);
+        return;
+      case TO_WRAPPER.passed:
+        signals?.passedOn(n);
         return;
       case TO_WRAPPER.started:
         if (command !== undefined) command.pid = n;
@@ -159,7 +171,7 @@ export function connectLauncher(env: NodeJS.ProcessEnv, log: Logger): LauncherLi
 
   return {
     listen(listener) {
-      onSignal = listener;
+      signals = listener;
       channel.resume();
       send(FROM_WRAPPER.hello);
     },

@@ -19,8 +19,17 @@ export const CHANNEL_ENV = 'ISTIO_JOB_RUN_LAUNCHER';
 
 /** Lines the launcher writes to the wrapper. */
 export const TO_WRAPPER = {
-  /** `sig N k|u`: signal N reached the launcher, sent by the kernel (k: a terminal's key, say) or by a process (u). */
+  /**
+   * `sig N k|u`: signal N reached the launcher, sent by the kernel (k: a terminal's key, say) or by a process (u),
+   * and the wrapper decides what it does: it came before the command ran, after it ended, or is one the command
+   * does not get (decide() in src/command/signals.ts).
+   */
   signal: 'sig',
+  /**
+   * `passed N k|u`: signal N reached the launcher while the command ran, and the launcher passed it on to the
+   * command as it read it, as decide() says for a running command: the wrapper only notes it.
+   */
+  passed: 'passed',
   /** `started PID`: the command runs. */
   started: 'started',
   /** `failed ERRNO`: the command could not be started. */

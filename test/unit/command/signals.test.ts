@@ -289,6 +289,19 @@ describe('createSignalRouter', () => {
       signals.receive(64, false);
       assert.deepEqual(target.sent, ['signal 40', 'signal 64']);
     });
+    test('one the launcher passed on to the running command itself is only noted: never sent again', () => {
+      const { signals, log } = router();
+      const target = new RecordingTarget();
+      signals.forwardTo(target);
+      signals.passedOn(signalNumber('SIGTERM'));
+      signals.passedOn(40);
+      assert.deepEqual(target.sent, []);
+      assert.equal(signals.beforeStart.aborted, false);
+      assert.deepEqual(
+        log.lines.map(({ level, message }) => `${level}: ${message}`),
+        ['debug: forwarded SIGTERM', 'debug: forwarded signal 40'],
+      );
+    });
     test("a terminal's Ctrl-C before the start ends the wait", () => {
       const { signals } = router();
       signals.receive(signalNumber('SIGINT'), true);

@@ -1,7 +1,7 @@
 // A stand-in for the wrapper, started by a test build of src/launcher/launcher.c in its place: it speaks the protocol
 // through src/launcher/link.ts, as the wrapper does, and acts as its first argument says. The arguments after
 // `--` are the command.
-//   run                  relay each signal to the command, run it, say its exit code, exit
+//   run                  run the command, forward each signal relayed to decide, say the exit code, exit
 //   silent               never say hello: a wrapper stuck at start-up
 //   version              write "fake 1.0" to stdout (as --version does), say exit code 0, exit
 //   tool                 say `tool` (a manifest tool), then stay busy synchronously for good, as a long parse
@@ -14,15 +14,16 @@
 //   long-line            write one line of 4095 bytes and "exit 0" to the channel first, in one write
 //   flood                write 4 MiB of log lines first (with any of the above)
 //   json                 ask for the launcher's lines as JSON first (with any of the above)
-//   hello-on-usr2        say hello only once a SIGUSR2 is sent to this process (with run)
-//   count=N              count the signals relayed instead of forwarding them; say "fake: counted N" at the Nth
-//   quietly              forward each signal without saying it (with run): a flood is not slowed down by stderr
-//   hold                 hold each signal relayed (saying "fake: holding N") until a USR2 is, then pass them on
-//                        50 ms apart and say "fake: released COUNT"; later ones go on at once (with run)
-// It writes "fake: pid P", "fake: signal N k|u" and "fake: outcome ..." to stderr.
+//   hello-on-usr2        say hello, and then run the command, only once a SIGUSR2 is sent to this process
+//   count=N              count the signals heard of (relayed or passed on) instead of saying or forwarding them;
+//                        say "fake: counted N" at the Nth
+//   quietly              say no signal (with run): a flood is not slowed down by stderr
+//   stall=PATH           once the command runs, say "fake: stalling" and block synchronously (no line read or
+//                        written) until PATH exists, as a wrapper busy or starved of CPU (with run)
+// It writes "fake: pid P", "fake: signal N k|u" (relayed for it to decide), "fake: passed N" (passed on to the
+// command by the launcher) and "fake: outcome ..." to stderr.
 
-import { writeSync } from 'node:fs';
-import { constants } from 'node:os';
+import { existsSync, writeSync } from 'node:fs';
 import { createLogger, writeStderr } from '../../../src/log.ts';
 import { connectLauncher } from '../../../src/launcher/link.ts';
 import type { QuitPolicy } from '../../../src/config/options.ts';
@@ -57,6 +58,7 @@ if (modes.includes('flood')) {
   const line = `fake: ${'x'.repeat(1023)}\n`;
   for (let i = 0; i < 4096; i++) writeStderr(line);
 }
+const nap = new Int32Array(new SharedArrayBuffer(4));
 // Keeps the process alive whatever it waits for.
 const alive = setInterval(() => undefined, 60_000);
 
@@ -67,41 +69,47 @@ if (modes.includes('version')) {
 } else if (modes.includes('tool')) {
   link.tool();
   say('busy');
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+  Atomics.wait(nap, 0, 0);
 } else if (modes.includes('silent')) {
   say('not saying hello');
 } else {
   let child: ReturnType<typeof link.run> | undefined;
   const counting = Number(/^count=(\d+)$/.exec(modes.find((mode) => mode.startsWith('count=')) ?? '')?.[1] ?? 0);
   let counted = 0;
-  let held: number[] | undefined = modes.includes('hold') ? [] : undefined;
-  const listen = (): void =>
-    link.listen((signal, fromTerminal) => {
-      if (held !== undefined) {
-        if (signal !== constants.signals.SIGUSR2) {
-          say(`holding ${signal}`);
-          held.push(signal);
-          return;
-        }
-        const release = held;
-        held = undefined;
-        void (async () => {
-          for (const one of release) {
-            child?.kill(one);
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          say(`released ${release.length}`);
-        })();
-      } else if (counting === 0) {
-        if (!modes.includes('quietly')) say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
+  const count = (): void => {
+    if (++counted === counting) say(`counted ${counted}`);
+  };
+  const quietly = modes.includes('quietly');
+  const started = Promise.withResolvers<void>();
+  const listen = (): void => {
+    link.listen({
+      receive(signal, fromTerminal) {
+        if (counting !== 0) return count();
+        if (!quietly) say(`signal ${signal} ${fromTerminal ? 'k' : 'u'}`);
         child?.kill(signal);
-      } else if (++counted === counting) {
-        say(`counted ${counted}`);
-      }
+      },
+      passedOn(signal) {
+        if (counting !== 0) return count();
+        if (!quietly) say(`passed ${signal}`);
+      },
     });
+    child = link.run(command);
+    started.resolve();
+  };
   if (modes.includes('hello-on-usr2')) process.once('SIGUSR2', listen);
   else listen();
-  child = link.run(command);
+  await started.promise;
+  if (child === undefined) throw new Error('the command was not started');
+  const stall = modes.find((mode) => mode.startsWith('stall='))?.slice('stall='.length);
+  if (stall !== undefined) {
+    const check = setInterval(() => {
+      if (child?.pid === undefined) return;
+      clearInterval(check);
+      say('stalling');
+      const launcher = process.ppid;
+      while (!existsSync(stall) && process.ppid === launcher) Atomics.wait(nap, 0, 0, 5);
+    }, 1);
+  }
   if (modes.includes('die-while-running')) {
     const check = setInterval(() => {
       if (child?.pid !== undefined) process.kill(process.pid, 'SIGKILL');

@@ -1,6 +1,6 @@
 // Every queued instance of a real-time signal reaches the wrapper, even when there are more than the channel
-// holds while the wrapper is not yet reading (they wait in the launcher as a count); standard signals pending
-// at once are merged, as the kernel merges them.
+// holds while the wrapper is not yet reading (they wait in the launcher as a count), and reaches a running
+// command; standard signals pending at once are merged, as the kernel merges them.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -31,8 +31,8 @@ const COUNTER = [
 ].join('\n');
 
 test(`${INSTANCES} instances of signal 40 forwarded while the command runs: each one reaches it`, async () => {
-  // Each relayed signal comes back from the wrapper as a kill line: a flood of them fills the socket pair
-  // while the launcher is still busy relaying, and the wrapper must wait for room, not drop a line.
+  // The launcher passes each on as it reads it, and tells the wrapper of each: a flood of those lines must wait
+  // for room, never hold back a signal.
   const running = launch(launcher, ['quietly', 'run'], ['python3', '-c', COUNTER]);
   await running.line(/^ready$/);
   for (let i = 0; i < INSTANCES; i++) process.kill(running.pid, 40);
