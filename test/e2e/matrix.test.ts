@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { podTrace } from '../support/kubelet.ts';
 import { podsUnavailable, simulatePod, simulatePods } from '../support/pods.ts';
 import { matrix, podSpec, randomScenario, scenarioId, seeded, violations, type Scenario } from '../support/scenarios.ts';
 
@@ -14,7 +15,8 @@ const SOAK_PODS = Number(process.env['ISTIO_JOB_RUN_TEST_SOAK'] ?? 24);
 
 async function check(scenario: Scenario): Promise<string[]> {
   const result = await simulatePod(podSpec(scenario));
-  return violations(scenario, result).map((violation) => `${scenarioId(scenario)}: ${violation}`);
+  const found = violations(scenario, result).map((violation) => `${scenarioId(scenario)}: ${violation}`);
+  return found.length === 0 ? [] : [...found, `${scenarioId(scenario)}: ${podTrace(result)}`];
 }
 
 describe('the fault matrix', { skip }, () => {

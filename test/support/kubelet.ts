@@ -2,7 +2,9 @@
 // pod's shared loopback), it starts each container as PID 1 of its own PID namespace, in the order and
 // with the delays the spec asks, records when each exits and with what code, restarts what Kubernetes
 // would restart, stops the pod as kubelet does (TERM to every PID 1, KILL after the grace period), and
-// decides the pod's phase: Succeeded, Failed, or still Running after a bound (a hang).
+// decides the pod's phase: Succeeded, Failed, or still Running after a bound (a hang). What each process did
+// (containers started and ended, the stand-in's requests, the job's stderr) is traced with its time since the
+// pod started: on stderr as it happens, so a simulator that is killed still shows it, and in the result.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,7 +63,14 @@ export interface PodResult {
   readonly sidecar: { readonly runs: Run[]; readonly events: SidecarEvent[] };
   /** kubelet stopped the pod (a deletion, or the Job controller giving up). */
   readonly terminated: boolean;
+  /** What each process did, a line each: "+12.3ms job: ...". The last TRACE_LINES. */
+  readonly trace: readonly string[];
 }
+
+const TRACE_LINES = 200;
+
+/** The trace of a pod, for a failure's message. */
+export const podTrace = (result: PodResult): string => `what the pod did:\n  ${result.trace.join('\n  ')}`;
 
 const SIDECAR_MAIN = new URL('./sidecar-main.ts', import.meta.url).pathname;
 const RESTART_BACKOFF_MS = 100;
@@ -112,6 +121,13 @@ export async function runPod(spec: PodSpec): Promise<PodResult> {
 
 async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
   const startedAt = mono();
+  const trace: string[] = [];
+  const note = (who: string, what: string): void => {
+    const line = `+${(mono() - startedAt).toFixed(1)}ms ${who}: ${what}`;
+    trace.push(line);
+    if (trace.length > TRACE_LINES) trace.shift();
+    process.stderr.write(`${line}\n`);
+  };
   const jobRuns: Run[] = [];
   const sidecarRuns: Run[] = [];
   const events: SidecarEvent[] = [];
@@ -157,9 +173,16 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
       {},
     );
     sidecar = container;
+    note('kubelet', `started the sidecar's stand-in (run ${sidecarRuns.length})`);
     createInterface({ input: container.stdout! }).on('line', (line) => {
       const event = JSON.parse(line) as SidecarEvent;
       events.push(event);
+      note(
+        'sidecar',
+        event.event === 'request'
+          ? `${event.method ?? ''} ${event.path ?? ''} on ${event.listener ?? '?'}: ${event.status ?? ''}`
+          : event.event + (event.event === 'exited' ? ` ${String((event as { code?: number }).code)}` : ''),
+      );
       if (event.event === 'listening') sidecarListening();
       if (
         spec.terminate?.onReadyRequests !== undefined &&
@@ -173,6 +196,7 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
       sidecarListening();
       run.exitedAt = mono();
       run.code = containerCode(code, signal, errors);
+      note('kubelet', `the sidecar's container ended: ${run.code}${errors === '' ? '' : `; its stderr: ${errors.trim()}`}`);
       // A native sidecar that dies while the job runs is restarted (restartPolicy Always), with a backoff;
       // a classic one only under OnFailure after a failure.
       const restart = native ? !jobDone && !terminating : !terminating && spec.restartPolicy === 'OnFailure' && run.code !== 0;
@@ -191,6 +215,8 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     jobRuns.push(run);
     const container = startContainer(spec.job.argv, { ...spec.job.env, JOB_STATE: state }, spec.job.closedStdin);
     job = container;
+    note('kubelet', `started the job (run ${jobRuns.length})`);
+    let errorLine = '';
     let firstLine = true;
     let partial = '';
     container.stdout!.on('data', (chunk: Buffer) => {
@@ -208,10 +234,16 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
         if (spec.terminate?.onJobLine !== undefined && line === spec.terminate.onJobLine) stopPod();
       }
     });
-    container.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + String(chunk)).slice(-KEEP_OUTPUT)));
+    container.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + String(chunk)).slice(-KEEP_OUTPUT);
+      const lines = (errorLine + String(chunk)).split('\n');
+      errorLine = (lines.pop() ?? '').slice(-1024);
+      for (const line of lines) note('job', line.length > 300 ? `${line.slice(0, 300)}... (${line.length} characters)` : line);
+    });
     container.on('close', (code, signal) => {
       run.exitedAt = mono();
       run.code = containerCode(code, signal, stderr);
+      note('kubelet', `the job's container ended: ${run.code}`);
       if (!terminating && spec.restartPolicy === 'OnFailure' && run.code !== 0) {
         // kubelet restarts the container in place; past the Job's backoffLimit the Job controller deletes the pod.
         if (restarts < spec.backoffLimit) {
@@ -227,9 +259,13 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
   }
 
   function stopContainer(container: ChildProcess): void {
+    const which = container === job ? 'the job' : 'the sidecar';
+    note('kubelet', `TERM to ${which}`);
     signalContainer(container, 'SIGTERM');
     later(spec.graceMs, () => {
-      if (container.exitCode === null && container.signalCode === null) signalContainer(container, 'SIGKILL');
+      if (container.exitCode !== null || container.signalCode !== null) return;
+      note('kubelet', `KILL to ${which}: still running after the grace period`);
+      signalContainer(container, 'SIGKILL');
     });
   }
 
@@ -258,7 +294,10 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     }
   }
 
-  const hang = setTimeout(() => settle(), spec.hangAfterMs);
+  const hang = setTimeout(() => {
+    note('kubelet', `still running after ${spec.hangAfterMs}ms: a hang`);
+    settle();
+  }, spec.hangAfterMs);
   if (native) {
     startSidecar();
     await startupProbe();
@@ -282,7 +321,10 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
   const running = [job, sidecar].filter((c): c is ChildProcess => c !== undefined && c.exitCode === null && c.signalCode === null);
   const hung = running.length > 0;
   for (const timer of timers) clearTimeout(timer);
-  for (const container of running) signalContainer(container, 'SIGKILL');
+  for (const container of running) {
+    note('kubelet', `KILL to ${container === job ? 'the job' : 'the sidecar'}: the pod is over`);
+    signalContainer(container, 'SIGKILL');
+  }
   await Promise.all(running.map((container) => new Promise((resolve) => container.once('exit', resolve))));
 
   const regular = [jobRuns.at(-1), ...(classic ? [sidecarRuns.at(-1)] : [])];
@@ -293,5 +335,6 @@ async function runPodIn(spec: PodSpec, state: string): Promise<PodResult> {
     job: { runs: jobRuns, stdoutBytes, output: output.slice(-2048), stderr: stderr.slice(-4096), readyAtStart },
     sidecar: { runs: sidecarRuns, events },
     terminated: terminating,
+    trace,
   };
 }

@@ -127,7 +127,10 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
 /** The host PID of the process that `unshare --fork` started: PID 1 of the new PID namespace. */
 export function pidOne(unsharePid: number): number {
   const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(/\s+/);
-  return Number(children[0]);
+  const pid = Number(children[0]);
+  // Not forked yet: no pid, and never 0, which kill(2) reads as the caller's own process group.
+  if (!(pid > 1)) throw new Error(`unshare (pid ${unsharePid}) has not started its child yet`);
+  return pid;
 }
 
 /** Runs the wrapper to completion. */
