@@ -2,22 +2,23 @@
 # The test of set-up: a newcomer's machine, made here. A minimal Debian 12 root (debootstrap's minbase) that holds
 # only ca-certificates, git, and this machine's Node and npm, as root. The checkout's committed HEAD is cloned into
 # it and the README's "Set up" block is run there: its first command (the demo), and with --tests its second (the
-# tests). The root is built once and kept as a tarball in the cache; every run unpacks it anew, so no run sees
-# what another left.
+# tests). The root is built once and kept as a tarball in the cache; every run unpacks it anew into a directory
+# of its own, removed at the end, so no run sees what another left, and runs can go side by side.
 #
 #   scripts/fresh-root.sh [CHECKOUT] [--tests]
 #
-# Each command's output goes to a log in the cache (the path is printed); the last line is
+# Each command's output goes to a log of the run's own in the cache (the path is printed); the last line is
 # "fresh machine: N passed, M failed", and the exit status is 0 only when none failed.
 set -uo pipefail
 
 checkout=$(cd "${1:-.}" && pwd) || exit 2
 with_tests=${2:-}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/istio-job-run-fresh-root
-root=$cache/root
 base=$cache/base.tar
-logs=$cache/log
-mkdir -p "$logs"
+run=$(date -u +%Y%m%dT%H%M%S)-$$
+root=$cache/root-$run
+logs=$cache/log/$run
+mkdir -p "$logs" || exit 2
 
 verdict() { echo "fresh machine: $1 passed, $2 failed"; }
 give_up() { echo "fresh-root: $*"; verdict 0 1; exit 1; }
@@ -30,30 +31,41 @@ make_base() {
   fi
   local mirror
   mirror=$(awk '$1 == "URIs:" { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
-  rm -rf "$root" && mkdir -p "$root"
-  debootstrap --variant=minbase --include=ca-certificates,git bookworm "$root" ${mirror:+"$mirror"} >"$logs/debootstrap" 2>&1 ||
+  local made=$cache/made-$run
+  rm -rf "$made" && mkdir -p "$made"
+  debootstrap --variant=minbase --include=ca-certificates,git bookworm "$made" ${mirror:+"$mirror"} >"$logs/debootstrap" 2>&1 ||
     give_up "debootstrap failed (see $logs/debootstrap)"
   # This machine's Node and npm, and nothing else of it.
   local node npm_dir
   node=$(readlink -f "$(command -v node)") || give_up "no node on PATH"
   npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
-  install -D -m 0755 "$node" "$root/opt/node/bin/node"
-  mkdir -p "$root/opt/node/lib/node_modules"
-  cp -a "$npm_dir" "$root/opt/node/lib/node_modules/npm"
-  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$root/opt/node/bin/npm"
-  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$root/opt/node/bin/npx"
-  [[ -f /etc/apt/sources.list.d/debian.sources ]] && cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
-  tar -C "$root" -cf "$base" . || give_up "cannot write $base"
+  install -D -m 0755 "$node" "$made/opt/node/bin/node"
+  mkdir -p "$made/opt/node/lib/node_modules"
+  cp -a "$npm_dir" "$made/opt/node/lib/node_modules/npm"
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$made/opt/node/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$made/opt/node/bin/npx"
+  [[ -f /etc/apt/sources.list.d/debian.sources ]] && cp /etc/apt/sources.list.d/debian.sources "$made/etc/apt/sources.list.d/"
+  # Written aside and renamed: a run beside this one never reads half a tarball.
+  tar -C "$made" -cf "$base.$run" . && mv "$base.$run" "$base" || give_up "cannot write $base"
+  rm -rf "$made"
 }
 
 # A root with the machine's /dev or /sys still bound inside is never removed.
 unmount_all() { umount -R -l "$root" 2>/dev/null; }
 still_mounted() { grep -q " $root[/ ]" /proc/self/mountinfo; }
 
+bound=()
+release() { local i; for ((i = ${#bound[@]} - 1; i >= 0; i--)); do umount -R -l "${bound[i]}" 2>/dev/null; done; }
+# The run's root goes with it, never while anything of the machine is still bound inside.
+remove_root() {
+  release
+  unmount_all
+  if still_mounted; then echo "fresh-root: $root still has mounts: not removing it"; else rm -rf "$root"; fi
+}
+trap remove_root EXIT
+
 [[ -f $base ]] || make_base
-unmount_all
-still_mounted && give_up "$root still has mounts: not removing it"
-rm -rf "$root" && mkdir -p "$root" && tar -C "$root" -xf "$base" || give_up "cannot unpack $base"
+mkdir -p "$root" && tar -C "$root" -xf "$base" || give_up "cannot unpack $base"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 [[ -f /etc/npmrc ]] && cp /etc/npmrc "$root/etc/npmrc"
 
@@ -68,13 +80,10 @@ git clone -q "$checkout" "$root/root/project" || give_up "cannot clone $checkout
 
 # The root as a machine has it: a mount point of its own (private propagation works in it), /proc, and /dev and
 # /sys with what is under them (cgroups, ptys); this machine's certificates for the registry.
-bound=()
 bind() { # SOURCE TARGET [MOUNT-OPTION]
   mkdir -p "$root$2"
   mount "${3:---bind}" "$1" "$root$2" && bound+=("$root$2")
 }
-release() { local i; for ((i = ${#bound[@]} - 1; i >= 0; i--)); do umount -R -l "${bound[i]}" 2>/dev/null; done; }
-trap release EXIT
 mount --bind "$root" "$root" && bound+=("$root")
 bind /proc /proc
 bind /dev /dev --rbind
