@@ -52,7 +52,11 @@ export const FROM_WRAPPER = {
   tool: 'tool',
   /** `run COUNT`: run the last COUNT arguments the launcher was given, as the command. */
   run: 'run',
-  /** `kill N`: send signal N to the command. */
+  /**
+   * `kill N`: send signal N to the command. The launcher passes a running command its signals itself (`passed`);
+   * this is for one it relayed (`sig`) that the wrapper decides the command gets: a stop request read after the
+   * wrapper asked for the command and before it started.
+   */
   kill: 'kill',
   /** `log FORMAT`: the format of the launcher's own lines from now on (LOG_FORMATS). */
   log: 'log',
