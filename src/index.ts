@@ -17,9 +17,10 @@ import { createSignalRouter } from './command/signals.ts';
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
 const log = createLogger();
-// Under the launcher the job's signals come relayed, a terminal's keys marked as such. One sent to this process
-// itself (a `kill -1` of the job's, a key typed before the command took the terminal) is only noted: the launcher
-// got it too and relays it, or the kernel spared its sender.
+// Under the launcher the signals before and after the command come relayed, a terminal's keys marked as such (the
+// launcher passes a running command its own). One sent to this process itself (a `kill -1` of the job's, a key
+// typed before the command took the terminal) is only noted: the launcher got it too, or the kernel spared its
+// sender.
 const launched = startedByLauncher(process.env);
 // The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
 const name = invokedAs(launched, process.argv0);

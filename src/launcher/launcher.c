@@ -401,7 +401,7 @@ static int restore_given(void) {
 }
 
 /* Whether the command leads a process group of its own, as a shell's job does: its `kill 0` and `kill -- -$$`
- * reach its own, and a signal to our group reaches it once, relayed. As PID 1 on a terminal it shares ours. */
+ * reach its own, and a signal to our group reaches it once, passed on. As PID 1 on a terminal it shares ours. */
 static int command_own_group(void) {
     return !(given.pid1 && given.tty >= 0);
 }
@@ -629,7 +629,7 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
 }
 
 
-/* The wrapper died while the command runs: wait for its end alone, relaying stop requests. Returns once it ended. */
+/* The wrapper died while the command runs: wait for its end alone, passing its signals on. Returns once it ended. */
 static void outlive_wrapper(int signal_fd) {
     say("error", "the wrapper ended while the command runs; waiting for the command (pid %d) alone", (int)command.pid);
     while (command.running) {
