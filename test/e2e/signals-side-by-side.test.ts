@@ -56,11 +56,21 @@ async function runTrial(way: Way, trial: Trial): Promise<number> {
   const [pid = 0, parent = 0] = ready.replace(/\r$/, '').split(' ').slice(-2).map(Number);
   // The wrapper, in front of the counter, is its parent; a signal meant for the job is sent there.
   const entry = way === 'wrapped' ? parent : pid;
-  await trial.send(entry, running, { pid, way });
-  if (!trial.endsItself) {
-    process.kill(entry, BARRIER);
-    await running.until(() => lines(running.stdout()).includes('barrier'), 'the barrier');
-    process.kill(entry, 'SIGUSR2');
+  try {
+    await trial.send(entry, running, { pid, way });
+    if (!trial.endsItself) {
+      process.kill(entry, BARRIER);
+      await running.until(() => lines(running.stdout()).includes('barrier'), 'the barrier');
+      process.kill(entry, 'SIGUSR2');
+    }
+  } catch (error) {
+    // The counter too: a wrapper killed by the hard timeout would leave it waiting for good.
+    for (const each of [entry, pid]) {
+      try {
+        process.kill(each, 'SIGKILL');
+      } catch {}
+    }
+    throw error;
   }
   const result = await running.finished;
   const all = lines(result.stdout);
@@ -71,6 +81,19 @@ async function runTrial(way: Way, trial: Trial): Promise<number> {
 /** Waits until the job's output shows at least one delivery of SIGNO. */
 const firstDelivery = (running: Running, signo: number): Promise<void> =>
   running.until(() => gotLines(running.stdout(), signo) >= 1, `a delivery of signal ${signo}`);
+
+/** `promise`, or a failure naming `what` once `ms` have passed: a bound, never a wait for something to happen. */
+async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Busy for `micros`: a timer would be far coarser than the gaps measured. */
 function spin(micros: number): void {
@@ -113,7 +136,11 @@ const FREEZER = ((): { readonly root: string; readonly v2: boolean } | undefined
  * frozen: it reads no line and sends none, as a Node half starved of CPU or stuck in a long pause. The command
  * alone has no Node part: `body` just runs.
  */
-async function withWrapperFrozen(entry: number, job: { readonly pid: number; readonly way: Way }, body: () => void): Promise<void> {
+async function withWrapperFrozen(
+  entry: number,
+  job: { readonly pid: number; readonly way: Way },
+  body: () => Promise<void>,
+): Promise<void> {
   if (job.way === 'bare' || FREEZER === undefined) return body();
   const node = readFileSync(`/proc/${entry}/task/${entry}/children`, 'utf8')
     .trim()
@@ -131,7 +158,7 @@ async function withWrapperFrozen(entry: number, job: { readonly pid: number; rea
         ? readFileSync(join(cgroup, 'cgroup.events'), 'utf8').includes('frozen 1')
         : readFileSync(join(cgroup, 'freezer.state'), 'utf8').trim() === 'FROZEN';
     while (!frozen()) await new Promise((resolve) => setImmediate(resolve));
-    body();
+    await body();
   } finally {
     writeFileSync(join(cgroup, v2 ? 'cgroup.freeze' : 'freezer.state'), v2 ? '0' : 'THAWED');
     try {
@@ -169,15 +196,22 @@ const EXACT: Record<string, Trial> = {
     },
     signo: TERM,
   },
-  // The second 10 ms after the first: far longer than the command (or the launcher) takes to take one.
+  // A wrapper whose Node part reads nothing (starved of CPU, or in a long pause) must not hold back what the
+  // command gets: TERM, and again once the first arrived. Each wait for an arrival is bounded, so a wrapper that
+  // held one fails here instead of hanging.
   ...(FREEZER !== undefined && {
-    'TERM twice, 10 ms apart, the Node part of the wrapper frozen': {
+    'TERM twice, the second once the first arrived, the Node part of the wrapper frozen': {
       start: (argv) => start(argv[0] ?? '', argv.slice(1), { timeoutMs: 15_000 }),
-      send: (entry, _running, job) =>
-        withWrapperFrozen(entry, job, () => {
+      send: (entry, running, job) =>
+        withWrapperFrozen(entry, job, async () => {
           process.kill(entry, 'SIGTERM');
-          spin(10_000);
+          await within(5_000, firstDelivery(running, TERM), 'the first TERM while the Node part is frozen');
           process.kill(entry, 'SIGTERM');
+          await within(
+            5_000,
+            running.until(() => gotLines(running.stdout(), TERM) >= 2, 'the second TERM'),
+            'the second TERM while the Node part is frozen',
+          );
         }),
       signo: TERM,
     },
@@ -241,7 +275,9 @@ describe('the wrapped command gets the signals the bare one gets', () => {
   }
 
   if (FREEZER === undefined) {
-    test('TERM twice, 10 ms apart, the Node part of the wrapper frozen', { skip: 'no writable freezer cgroup (v1 or v2) here' });
+    test('TERM twice, the second once the first arrived, the Node part of the wrapper frozen', {
+      skip: 'no writable freezer cgroup (v1 or v2) here',
+    });
   }
 
   test('two instances a fixed time apart: 1 or 2, for the bare command as for the wrapped one', async (t) => {
