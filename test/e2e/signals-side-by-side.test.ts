@@ -7,7 +7,7 @@
 // Node part frozen too. Where it is the scheduler's (two instances of a standard signal are merged when the second
 // comes before the first was taken), both get 1 or 2; the counts are printed side by side.
 //
-// SIDE_BY_SIDE_TRIALS sets the trials of each sender and way (6; 10 at least for the timed ones).
+// SIDE_BY_SIDE_TRIALS sets the trials of each sender and way (6).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -23,8 +23,6 @@ const COUNTER = join(scratch, 'counter');
 execFileSync('gcc', ['-O2', '-Wall', '-Werror', '-o', COUNTER, join(FIXTURES, 'counter.c')], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 const TRIALS = Number(process.env['SIDE_BY_SIDE_TRIALS'] ?? 6);
-/** The timed senders' counts are the scheduler's: more trials for a fair comparison. */
-const TIMED_TRIALS = Math.max(TRIALS, 10);
 const FLOOD = 1000;
 const BARRIER = 64;
 
@@ -252,9 +250,9 @@ const TIMED: Record<string, Trial> = {
 };
 
 /** Trials of bare and wrapped in turn, so both meet the same load. */
-async function sideBySide(trial: Trial, trials = TRIALS): Promise<Record<Way, number[]>> {
+async function sideBySide(trial: Trial): Promise<Record<Way, number[]>> {
   const counts: Record<Way, number[]> = { bare: [], wrapped: [] };
-  for (let i = 0; i < trials; i++) {
+  for (let i = 0; i < TRIALS; i++) {
     for (const way of ['bare', 'wrapped'] as const) counts[way].push(await runTrial(way, trial));
   }
   return counts;
@@ -262,7 +260,7 @@ async function sideBySide(trial: Trial, trials = TRIALS): Promise<Record<Way, nu
 
 describe('the wrapped command gets the signals the bare one gets', () => {
   for (const [sender, trial] of Object.entries(EXACT)) {
-    test(sender, async (t) => {
+    test(sender, { timeout: 300_000 }, async (t) => {
       const counts = await sideBySide(trial);
       t.diagnostic(`bare ${counts.bare.join(' ')}; wrapped ${counts.wrapped.join(' ')}`);
       const [expected] = counts.bare;
@@ -280,9 +278,9 @@ describe('the wrapped command gets the signals the bare one gets', () => {
     });
   }
 
-  test('two instances a fixed time apart: 1 or 2, for the bare command as for the wrapped one', async (t) => {
+  test('two instances a fixed time apart: 1 or 2, for the bare command as for the wrapped one', { timeout: 600_000 }, async (t) => {
     for (const [sender, trial] of Object.entries(TIMED)) {
-      const counts = await sideBySide(trial, TIMED_TRIALS);
+      const counts = await sideBySide(trial);
       t.diagnostic(`${sender}: bare ${counts.bare.join(' ')}; wrapped ${counts.wrapped.join(' ')}`);
       for (const way of ['bare', 'wrapped'] as const) {
         for (const count of counts[way]) assert.ok(count === 1 || count === 2, `${sender}, ${way}: ${count} deliveries`);
