@@ -56,8 +56,17 @@ still_mounted() { grep -q " $root[/ ]" /proc/self/mountinfo; }
 
 bound=()
 release() { local i; for ((i = ${#bound[@]} - 1; i >= 0; i--)); do umount -R -l "${bound[i]}" 2>/dev/null; done; }
+# What still runs inside the root (a daemon a test started, an apt the timeout did not reach) would write into it
+# while it is removed: it is stopped first.
+stop_inside() {
+  local link
+  for link in /proc/[0-9]*/root; do
+    [[ $(readlink "$link" 2>/dev/null) == "$root"* ]] && kill -KILL "${link:6:-5}" 2>/dev/null
+  done
+}
 # The run's root goes with it, never while anything of the machine is still bound inside.
 remove_root() {
+  stop_inside
   release
   unmount_all
   if still_mounted; then echo "fresh-root: $root still has mounts: not removing it"; else rm -rf "$root"; fi
