@@ -61,19 +61,19 @@ async function runTrial(way: Way, trial: Trial): Promise<number> {
       await running.until(() => lines(running.stdout()).includes('barrier'), 'the barrier');
       process.kill(entry, 'SIGUSR2');
     }
+    const result = await running.finished;
+    const all = lines(result.stdout);
+    assert.ok(all.includes('barrier'), `no barrier\n${result.stdout}\n${result.stderr}`);
+    return all.slice(0, all.indexOf('barrier')).filter((line) => line === `got ${trial.signo}`).length;
   } catch (error) {
-    // The counter too: a wrapper killed by the hard timeout would leave it waiting for good.
+    // The counter too: behind a wrapper killed by the hard timeout, it would be left waiting for good.
     for (const each of [entry, pid]) {
       try {
         process.kill(each, 'SIGKILL');
       } catch {}
     }
-    throw error;
+    throw new Error(`${way}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const result = await running.finished;
-  const all = lines(result.stdout);
-  assert.ok(all.includes('barrier'), `${way}: no barrier\n${result.stdout}\n${result.stderr}`);
-  return all.slice(0, all.indexOf('barrier')).filter((line) => line === `got ${trial.signo}`).length;
 }
 
 /** Waits until the job's output shows at least one delivery of SIGNO. */

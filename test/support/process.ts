@@ -19,6 +19,8 @@ export const NODE = process.execPath;
 export const REPORTER = join(FIXTURES, 'reporter.mjs');
 
 const HARD_TIMEOUT_MS = 20_000;
+/** After the hard timeout, how long what is still in the output pipes has to arrive before they are let go. */
+const PIPE_GRACE_MS = 1_000;
 
 /** The environment without anything that would steer the wrapper from outside the test. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -69,19 +71,38 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
     events.emit('data');
   });
   const timeoutMs = options.timeoutMs ?? HARD_TIMEOUT_MS;
-  let timedOut = false;
+  // What the hard timeout found: the process still running (killed), or ended with its output still held open by
+  // a process it left behind. Either way the output pipes are let go soon after, so the test fails instead of
+  // waiting for that process for good.
+  let timedOut: 'running' | 'held' | undefined;
+  let release: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
-    timedOut = true;
+    const ended = child.exitCode !== null || child.signalCode !== null;
+    timedOut = ended ? 'held' : 'running';
     child.kill('SIGKILL');
+    const letGo = (): void => {
+      release = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, PIPE_GRACE_MS);
+    };
+    if (ended) letGo();
+    else child.once('exit', letGo);
   }, timeoutMs);
 
   const finished = (async (): Promise<Finished> => {
     const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
     clearTimeout(timer);
+    clearTimeout(release);
     events.emit('data');
     const stdoutBytes = Buffer.concat(out);
     const result = { code, signal, stdout: stdoutBytes.toString(), stderr: Buffer.concat(err).toString(), stdoutBytes };
-    if (timedOut) throw new Error(`${file} ${args.join(' ')}: still running after ${timeoutMs}ms; killed.\nstderr:\n${result.stderr}`);
+    const what = `${file} ${args.join(' ')}`;
+    if (timedOut === 'running') throw new Error(`${what}: still running after ${timeoutMs}ms; killed.\nstderr:\n${result.stderr}`);
+    if (timedOut === 'held')
+      throw new Error(
+        `${what}: ended (${signal ?? code}), but a process it left behind still held its output after ${timeoutMs}ms.\nstderr:\n${result.stderr}`,
+      );
     return result;
   })();
   finished.catch(() => undefined);
