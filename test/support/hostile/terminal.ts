@@ -1,7 +1,8 @@
 // The terminal and job control: stdin a terminal the wrapper leads, and an interactive bash on a pty that
 // stops, resumes and backgrounds the wrapper as it would the command alone.
 
-import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE, REPORTER, WRAPPER } from '../process.ts';
 import { defineCase, describeStatus, type HostileCase, pid1Argv, reportedCount, target, wait, where } from './common.ts';
@@ -120,6 +121,27 @@ function commandState(shell: Shell, marker: string): string | undefined {
   return undefined;
 }
 
+/** Writes TEXT to the FIFO at PATH once a reader has it open, within MS; false if none did. */
+async function tellFifo(path: string, text: string, ms: number): Promise<boolean> {
+  const until = performance.now() + ms;
+  for (;;) {
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO' || performance.now() > until) return false;
+      await wait(5);
+      continue;
+    }
+    try {
+      writeSync(fd, text);
+      return true;
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
 /** A line of output at the shell: at the start of a line, or after a prompt (a background job's). */
 const output = (text: string): RegExp => new RegExp(`(^|\\$ )${text}$`);
 
@@ -158,15 +180,19 @@ export const ctrlZ: HostileCase = jobControlCase(
     {
       sent: 'Ctrl-Z, then bg',
       async run(shell, scratch) {
+        // The command waits in the open of a FIFO, in the shell itself. A loop of `sleep` would have dash vfork
+        // all the time, and a Ctrl-Z that stops the child before its exec leaves the shell waiting for it, never
+        // stopped: with the command alone, too.
         const go = join(scratch, 'go');
-        shell.line(typedJob(`echo job-$((1+1)); until [ -e ${go} ]; do sleep 0.02; done; echo bg-done; exit 5`));
+        execFileSync('mkfifo', [go]);
+        shell.line(typedJob(`echo job-$((1+1)); read x < ${go}; echo bg-$x; exit 5`));
         if (!(await shell.shows(output('job-2')))) return ['the job never started'];
         shell.keys(['C-z']);
         const problems: string[] = [];
         if (!(await shell.shows(/Stopped/))) problems.push(`Ctrl-Z: no "Stopped" from the shell ${jobSnapshot(shell)}`);
         if (!(await prompt(shell, 1))) return [...problems, 'Ctrl-Z: the shell never got its prompt back'];
         shell.line('bg');
-        writeFileSync(go, '');
+        if (!(await tellFifo(go, 'done\n', 5_000))) return [...problems, 'bg: the command never opened its FIFO'];
         if (!(await shell.shows(output('bg-done')))) return [...problems, 'bg: the command never went on'];
         if (!(await shell.shows(/Exit 5/))) problems.push('bg: the shell never saw "Exit 5"');
         return problems;
