@@ -76,7 +76,7 @@ const SIDECAR_MAIN = new URL('./sidecar-main.ts', import.meta.url).pathname;
 const RESTART_BACKOFF_MS = 100;
 const PROBE_PERIOD_MS = 50;
 /** How long the job waits at most for a classic sidecar's stand-in to listen before it starts anyway. */
-const LISTEN_WAIT_MS = 5_000;
+export const LISTEN_WAIT_MS = 5_000;
 const KEEP_OUTPUT = 64 * 1024;
 
 const codeOf = (code: number | null, signal: NodeJS.Signals | null): number =>

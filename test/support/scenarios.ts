@@ -2,7 +2,8 @@
 // the pod is stopped, as simulated pods (kubelet.ts), with what Kubernetes should show for each (an
 // oracle written from Kubernetes' and the wrapper's rules), and the invariants every run must keep.
 
-import type { PodResult, PodSpec } from './kubelet.ts';
+import { parseInvocation } from '../../src/config/parse.ts';
+import { LISTEN_WAIT_MS, type PodResult, type PodSpec } from './kubelet.ts';
 import { WRAPPER } from './process.ts';
 
 /** What istio-proxy does (flags of sidecar-main.ts), and what the wrapper is told about it. */
@@ -126,7 +127,7 @@ export const scenarioId = (s: Scenario): string => `${s.sidecar} / ${s.job} / ${
 const GRACE_MS = 1_500;
 const BACKOFF_LIMIT = 2;
 const QUIT_TIMEOUT_MS = 3_000;
-const OnFailureReadyTimeout = '1s';
+const ON_FAILURE_READY_TIMEOUT_MS = 1_000;
 /** How long after the job's end the sidecar may take to exit: the quit, plus an old Istio's drain, plus slack. */
 export const SIDECAR_EXIT_BOUND_MS = QUIT_TIMEOUT_MS + 1_000 + 1_000;
 
@@ -147,16 +148,37 @@ const CHECK =
 /** For a proxy that crashes: after its check, the job has it die (the stand-in's control port), so it dies while the job runs. */
 const CRASH = '{ exec 4<>/dev/tcp/127.0.0.1/15999 && printf "GET /crash HTTP/1.0\\r\\n\\r\\n" >&4 && cat <&4 >/dev/null; } 2>/dev/null';
 
+/** The wrapper's flags for a scenario. */
+function wrapperArgs(s: Scenario): string[] {
+  const policy = POLICIES[s.policy];
+  return [
+    '--quit',
+    policy.quit,
+    '--quit-timeout',
+    `${QUIT_TIMEOUT_MS}ms`,
+    ...(policy.restartPolicy === 'OnFailure' ? ['--ready-timeout', `${ON_FAILURE_READY_TIMEOUT_MS}ms`] : []),
+    ...((SIDECARS[s.sidecar] as { wrapper?: readonly string[] }).wrapper ?? []),
+    ...((JOBS[s.job] as { wrapper?: readonly string[] }).wrapper ?? []),
+  ];
+}
+
+/** How long the wrapper gives the sidecar to answer its first request: the readiness window, or for a job
+ *  started without waiting, the quit timeout. */
+function firstAnswerWindowMs(s: Scenario): number {
+  const invocation = parseInvocation([...wrapperArgs(s), '--', 'true'], {});
+  if (invocation.kind !== 'run') throw new Error(`${scenarioId(s)}: the wrapper's flags do not parse`);
+  return invocation.options.wait ? invocation.options.readyTimeout : invocation.options.quitTimeout;
+}
+
 export function podSpec(s: Scenario): PodSpec {
   const sidecar = SIDECARS[s.sidecar] as {
     flags: readonly string[];
     kind?: string;
     sidecarDelayMs?: number;
-    wrapper?: readonly string[];
     jobSleep?: number;
     crashes?: boolean;
   };
-  const job = JOBS[s.job] as { script?: string; argv?: readonly string[]; wrapper?: readonly string[]; closedStdin?: boolean };
+  const job = JOBS[s.job] as { script?: string; argv?: readonly string[]; closedStdin?: boolean };
   const policy = POLICIES[s.policy];
   const kind = sidecar.kind ?? 'classic';
   const sidecarDelayMs = s.sidecarDelayMs ?? sidecar.sidecarDelayMs;
@@ -171,18 +193,9 @@ export function podSpec(s: Scenario): PodSpec {
           String(s.readyAfterMs),
         ];
   const command = job.argv ?? ['/bin/bash', '-c', `${CHECK}; ${crash}${sleep}${job.script ?? ''}`];
-  const wrapperArgs = [
-    '--quit',
-    policy.quit,
-    '--quit-timeout',
-    `${QUIT_TIMEOUT_MS}ms`,
-    ...(policy.restartPolicy === 'OnFailure' ? ['--ready-timeout', OnFailureReadyTimeout] : []),
-    ...(sidecar.wrapper ?? []),
-    ...(job.wrapper ?? []),
-  ];
   const spec: PodSpec = {
     job: {
-      argv: [WRAPPER, ...wrapperArgs, '--', ...command],
+      argv: [WRAPPER, ...wrapperArgs(s), '--', ...command],
       env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', ISTIO_JOB_RUN_SIDECAR_STATUS: statusOf(kind) },
       ...(job.closedStdin === true ? { closedStdin: true } : {}),
     },
@@ -326,12 +339,11 @@ export function randomScenario(random: () => number): Scenario {
     ...row,
     ...(randomisable ? { readyAfterMs: Math.floor(random() * 500) } : {}),
     // Either container may start first, by up to 300ms (a crashing proxy dies only when the job asks it to). Only
-    // where the wrapper's wait for readiness absorbs the stand-in's own start-up (a Node process: over a second
-    // on a loaded machine, where pilot-agent binds in milliseconds): not for a job started without waiting, whose
-    // quit must find the stand-in within the quit timeout, nor where kubelet stops the pod on the stand-in's
-    // third readiness check, which must come inside the wrapper's 600ms readiness window. Those start the job
-    // once the stand-in listens.
-    ...(kind === 'classic' && !row.job.startsWith('no-wait') && row.stop !== 'term-while-waiting'
+    // where the wrapper waits for the stand-in's first answer at least as long as kubelet waits for it to listen:
+    // the stand-in is a Node process, which a loaded machine can keep from listening for seconds, where
+    // pilot-agent binds in milliseconds. Elsewhere (a short readiness window, or a job started without waiting,
+    // whose quit must find the stand-in within the quit timeout) the job starts once the stand-in listens.
+    ...(kind === 'classic' && firstAnswerWindowMs(row) >= LISTEN_WAIT_MS
       ? { sidecarDelayMs: Math.floor(random() * 300), jobDelayMs: Math.floor(random() * 300) }
       : {}),
   };
