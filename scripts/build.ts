@@ -66,7 +66,7 @@ const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr
 
 /**
  * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and src/manifest/load.ts load
- * those from assets, in classic mode and for --check/--inject only.
+ * those from assets, for an https: URL and for --check/--inject only.
  */
 const apart: esbuild.Plugin = {
   name: 'apart',

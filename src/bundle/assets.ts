@@ -8,7 +8,7 @@ import { Script } from 'node:vm';
 /** The wrapper itself (src/index.ts bundled): run by the executable's main script (src/bundle/main.ts). */
 export const APP_ASSET = 'istio-job-run.cjs';
 export const APP_CACHE_ASSET = 'istio-job-run.cjs.cache';
-/** The HTTP client (src/http/undici.ts with undici): loaded by src/bundle/load-http.ts, in classic mode only. */
+/** The HTTP client (src/http/undici.ts with undici): loaded by src/bundle/load-http.ts for an https: URL only. */
 export const HTTP_ASSET = 'http.cjs';
 export const HTTP_CACHE_ASSET = 'http.cjs.cache';
 /** The manifest tools (src/manifest/cli.ts with yaml): loaded by src/manifest/load.ts, for --check and --inject only. */
@@ -33,4 +33,28 @@ export function compileAsset(name: string, cache?: string): CommonJsRun {
   });
   if (script.cachedDataRejected === true) process.emitWarning(`the code cache of ${name} was rejected; compiling it`);
   return script.runInThisContext() as CommonJsRun;
+}
+
+/** An asset needs only Node's own modules; nothing is read from the disk beside the executable. */
+let nodeRequire: NodeJS.Require | undefined;
+function builtinsOnly(id: string): unknown {
+  // Made at the first use: the executable's main script shares this file and starts without it.
+  const { createRequire, isBuiltin } = process.getBuiltinModule('node:module');
+  if (!isBuiltin(id)) throw new Error(`Cannot find module '${id}' (not bundled)`);
+  nodeRequire ??= createRequire(import.meta.url);
+  return nodeRequire(id);
+}
+
+/**
+ * The export NAME of the asset ASSET (compiled with the code cache CACHE when given), run as a CommonJS module
+ * that can require only Node's own modules. Throws when the asset does not export NAME.
+ */
+export function assetExport<T>(asset: string, name: string, cache?: string): T {
+  const module = { exports: {} as Record<string, unknown> };
+  // An absolute __filename: the bundle's banner makes a file URL of it, which must not ask for the working
+  // directory (it may have been deleted: the command still runs there).
+  compileAsset(asset, cache)(module.exports, builtinsOnly, module, `/${asset}`, '/');
+  const value = module.exports[name];
+  if (value === undefined) throw new Error(`the ${asset} asset has no ${name}`);
+  return value as T;
 }

@@ -3,9 +3,8 @@
 // the single executable undici is an asset, compiled only when asked for, with its own V8 code cache; run from
 // source, a plain import.
 
-import { createRequire, isBuiltin } from 'node:module';
 import type { Attempt } from '../http/attempt.ts';
-import type { Http, HttpSettings, HttpsClient } from '../http/undici.ts';
+import type { createHttp, Http, HttpSettings, HttpsClient } from '../http/undici.ts';
 import { plainClient, plainConnect } from '../http/plain.ts';
 import { type Address, boundedLookup } from '../http/lookup.ts';
 
@@ -42,19 +41,6 @@ export async function loadHttp(settings: HttpSettings = {}): Promise<Http> {
 async function loadUndici(settings: HttpSettings): Promise<HttpsClient> {
   if (!process.getBuiltinModule('node:sea').isSea()) return (await import('../http/undici.ts')).createHttp(settings);
 
-  const { compileAsset, HTTP_ASSET, HTTP_CACHE_ASSET } = await import('./assets.ts');
-  const module = { exports: {} as { createHttp?: (settings: HttpSettings) => HttpsClient } };
-  const run = compileAsset(HTTP_ASSET, HTTP_CACHE_ASSET);
-  // An absolute __filename: the bundle's banner makes a file URL of it, which must not ask for the working
-  // directory (it may have been deleted: the command still runs there).
-  run(module.exports, builtinsOnly, module, `/${HTTP_ASSET}`, '/');
-  if (module.exports.createHttp === undefined) throw new Error(`the ${HTTP_ASSET} asset has no createHttp`);
-  return module.exports.createHttp(settings);
-}
-
-/** The bundle needs only Node's own modules; nothing is read from the disk beside the executable. */
-const nodeRequire = createRequire(import.meta.url);
-function builtinsOnly(id: string): unknown {
-  if (!isBuiltin(id)) throw new Error(`Cannot find module '${id}' (not bundled)`);
-  return nodeRequire(id);
+  const { assetExport, HTTP_ASSET, HTTP_CACHE_ASSET } = await import('./assets.ts');
+  return assetExport<typeof createHttp>(HTTP_ASSET, 'createHttp', HTTP_CACHE_ASSET)(settings);
 }

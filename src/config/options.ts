@@ -1,6 +1,7 @@
 // Every option, declared once: flag, environment variable, default, parser and help text, and the choice sets
 // they allow. The parser (parse.ts), the help (help.ts), scuttle's variables and the sidecar
-// detection read it; it reads only the value parsers (values.ts) and the sidecar kinds.
+// detection read it; it reads the value parsers (values.ts), the sidecar kinds, the choice sets owned where
+// they are used (the log's formats and levels, the launcher's quit policies), the wrapper's exit code and quote.
 
 import { EXIT_WRAPPER_FAILED } from '../command/exit-code.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.ts';

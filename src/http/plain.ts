@@ -1,8 +1,9 @@
-// A plain-HTTP request over node:net for the wrapper's few, tiny exchanges with a sidecar on loopback: one
-// GET or an empty POST per connection (`Connection: close`), the status read from the first line and at most
-// BODY_LIMIT characters of the body. It spares classic mode the HTTP client (undici: its load, its WebAssembly
-// parser and that parser's recompilation on V8's worker thread cost a job more CPU than Node's own start-up;
-// docs/PERFORMANCE.md); https: URLs still go to undici (src/bundle/load-http.ts).
+// A plain-HTTP request over node:net for the wrapper's few, tiny exchanges with a sidecar on loopback: a GET
+// or an empty POST, the status read from the first line and at most BODY_LIMIT characters of the body. A GET
+// keeps its connection for the next one; a POST has one of its own (`Connection: close`). It spares http: URLs
+// the HTTP client (undici: its load, its WebAssembly parser and that parser's recompilation on V8's worker thread
+// cost a job more CPU than Node's own start-up; docs/PERFORMANCE.md); https: URLs still go to undici
+// (src/bundle/load-http.ts).
 
 import { type Socket, connect as tcpConnect } from 'node:net';
 import type { Attempt } from './attempt.ts';

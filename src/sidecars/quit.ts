@@ -65,7 +65,7 @@ export function judge(attempt: Attempt, answeredBefore: boolean): Verdict {
   }
 }
 
-/** Delay before retry number n (1-based): 20ms, 40ms, 80ms ... at most 1s. */
+/** The pause before retry number n (1-based), as QUIT_RETRY says. */
 export function backoffMs(retry: number): number {
   return Math.min(QUIT_RETRY.maxBackoffMs, QUIT_RETRY.firstBackoffMs * 2 ** Math.max(0, retry - 1));
 }

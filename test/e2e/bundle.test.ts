@@ -1,5 +1,6 @@
-// The portable bundle: --install for the emptyDir pattern, and the installed copy running where there is
-// no libc at all (any job image), mounted at another path than it was installed to.
+// The portable bundle: the HTTP client loaded from its asset, --install for the emptyDir pattern, and the
+// installed copy running where there is no libc at all (any job image), mounted at another path than it was
+// installed to.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -16,6 +17,8 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -56,6 +59,28 @@ function layout(dir: string): { store: string; entries: string[] } {
   const store = readlinkSync(join(dir, 'istio-job-run.lib'));
   return { store, entries };
 }
+
+test('an https: URL loads the HTTP client from its asset: the readiness GET opens with a TLS handshake', async () => {
+  // The first byte each connection sends; 0x16 starts a TLS record (the client's hello).
+  const firstBytes: number[] = [];
+  const server = createServer((socket) =>
+    socket.once('data', (data: Buffer) => {
+      firstBytes.push(data[0] ?? -1);
+      socket.destroy();
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    const args = ['--sidecar', 'classic', '--ready-url', `https://127.0.0.1:${port}/ready`, '--ready-timeout', '1s'];
+    const result = await run([...args, '--quit', 'never', '--', 'true']);
+    assert.equal(result.code, 125, result.stderr);
+    assert.doesNotMatch(result.stderr, /no HTTPS client/);
+    assert.ok(firstBytes.includes(0x16), `first bytes: ${firstBytes.join(', ')}; ${result.stderr}`);
+  } finally {
+    server.close();
+  }
+});
 
 describe('--install', () => {
   test('puts a launcher (0755) and its libraries into DIR, and nothing else', async () => {
