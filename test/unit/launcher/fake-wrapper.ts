@@ -49,7 +49,6 @@ if (plans[0] !== undefined) {
     timeoutMs,
     requestTimeoutMs,
     targets: plans.map(({ url }) => ({ url, label: 'proxy' })),
-    urls: plans.map(({ url }) => url),
   };
   link.planQuit(plan);
 }
