@@ -7,12 +7,13 @@
 // The report goes to stdout; when SCRIPT is test:all and it passed, also to docs/TEST-TIMES.md, the one place
 // that says how long the whole suite takes. The exit status is the run's.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { markdownTable } from 'markdown-table';
 import { root } from './root.ts';
+import { runAttached } from './tools.ts';
 
 const WHOLE = 'test:all';
 /** How many test files the report names. */
@@ -27,6 +28,14 @@ status=$?
 printf '%s\\t%s\\t%s\\t%s\\t%s\\n' "$npm_lifecycle_event" "$PWD" "$start" "$(date +%s%N)" "$status" >>"$TEST_TIMES_DIR/scripts.tsv"
 exit $status
 `;
+
+/** Writes the timing shell into DIR (where its runs record what they measured) and gives its path. */
+export function timingShell(dir: string): string {
+  const shell = join(dir, 'shell');
+  writeFileSync(shell, SHELL);
+  chmodSync(shell, 0o755);
+  return shell;
+}
 
 interface Script {
   readonly name: string;
@@ -50,7 +59,8 @@ const lines = (text: string): string[][] =>
 const seconds = (ns: bigint): number => Number(ns / 1_000_000n) / 1000;
 const clock = (s: number): string => `${Math.floor(s / 60)}:${(s % 60).toFixed(1).padStart(4, '0')}`;
 
-function readScripts(dir: string): Script[] {
+/** The npm scripts the timing shell ran, in the order they started. */
+export function readScripts(dir: string): Script[] {
   let text = '';
   try {
     text = readFileSync(join(dir, 'scripts.tsv'), 'utf8');
@@ -66,7 +76,8 @@ function readScripts(dir: string): Script[] {
     .sort((a, b) => (a.startNs === b.startNs ? Number(b.endNs - a.endNs) : Number(a.startNs - b.startNs)));
 }
 
-function readFiles(dir: string): File[] {
+/** The test files the reporter saw, with the npm script that ran each. */
+export function readFiles(dir: string): File[] {
   return readdirSync(dir)
     .filter((name) => name.startsWith('files.'))
     .flatMap((name) =>
@@ -80,7 +91,7 @@ function readFiles(dir: string): File[] {
 }
 
 /** Each script with its depth (the scripts whose run holds its run) and its own time (less its children's). */
-function nested(scripts: readonly Script[]): string[][] {
+export function nested(scripts: readonly Script[]): string[][] {
   const rows: string[][] = [];
   const open: { script: Script; children: bigint; row: string[] }[] = [];
   const close = (): void => {
@@ -147,18 +158,15 @@ ${markdownTable(
 `;
 }
 
-function main(): number {
+async function main(): Promise<number> {
   const script = process.argv[2] ?? WHOLE;
   const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-test-times-'));
   try {
-    const shell = join(dir, 'shell');
-    writeFileSync(shell, SHELL);
-    chmodSync(shell, 0o755);
+    const shell = timingShell(dir);
     const loadAtStart = loadavg();
     const began = performance.now();
-    const run = spawnSync('npm', ['run', script], {
+    const status = await runAttached('npm', ['run', script], {
       cwd: root,
-      stdio: 'inherit',
       env: {
         ...process.env,
         npm_config_script_shell: shell,
@@ -166,8 +174,6 @@ function main(): number {
         TEST_TIMES_REPORTER: join(root, 'scripts', 'test-times-reporter.ts'),
       },
     });
-    if (run.error !== undefined) throw run.error;
-    const status = run.status ?? 1;
     const text = report(script, status, (performance.now() - began) / 1000, loadAtStart, dir);
     process.stdout.write(`\n${text}`);
     if (script === WHOLE && status === 0) writeFileSync(join(root, 'docs', 'TEST-TIMES.md'), text);
@@ -177,4 +183,4 @@ function main(): number {
   }
 }
 
-process.exitCode = main();
+if (import.meta.main) process.exitCode = await main();

@@ -2,8 +2,10 @@
 // Debian package that has it (scripts/debian-packages.txt, the one list) and the command that installs it. A
 // script's top level runs under runMain, so a missing tool or a failed step is one line, not a stack trace.
 
-import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { execFileSync, type ExecFileSyncOptions, spawn, type SpawnOptions } from 'node:child_process';
+import { once } from 'node:events';
 import { accessSync, constants, readFileSync } from 'node:fs';
+import { constants as os } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { root } from './root.ts';
 
@@ -69,5 +71,22 @@ export async function runMain(name: string, main: () => Promise<void>): Promise<
     if (!(error instanceof StepError)) throw error;
     process.stderr.write(`${name}: ${error.message}\n`);
     process.exitCode = 1;
+  }
+}
+
+/**
+ * Runs COMMAND on this process's stdio and gives its exit status (128+N for signal N). An INT, TERM or HUP that
+ * this process gets is passed on, and the script goes on to its clean-up once COMMAND has ended.
+ */
+export async function runAttached(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<number> {
+  const child = spawn(command, args, { stdio: 'inherit', ...options });
+  const pass = (signal: NodeJS.Signals): void => void child.kill(signal);
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const signal of signals) process.on(signal, pass);
+  try {
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    return code ?? 128 + (signal === null ? 0 : os.signals[signal]);
+  } finally {
+    for (const signal of signals) process.off(signal, pass);
   }
 }

@@ -4,11 +4,10 @@
 // only those run. Arguments that start with `-` go to node --test (`--test-name-pattern=...`). An unknown folder is
 // one line naming the folders there are, exit 2; otherwise the exit status is node --test's.
 
-import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { constants } from 'node:os';
 import { join, relative } from 'node:path';
 import { root } from './root.ts';
+import { runAttached } from './tools.ts';
 
 /** The folder whose tests run only when named. */
 const ALONE = 'launcher';
@@ -28,23 +27,23 @@ function folders(): Map<string, string> {
   return map;
 }
 
-function main(): number {
-  const args = process.argv.slice(2);
-  const flags = args.filter((arg) => arg.startsWith('-'));
-  const named = args.filter((arg) => !arg.startsWith('-'));
+/** The test files of the folders NAMED, or of all but ALONE; a string is the one-line error for a bad name. */
+export function testFiles(named: readonly string[]): string[] | string {
   const known = folders();
   const unknown = named.find((name) => !known.has(name));
-  if (unknown !== undefined) {
-    process.stderr.write(`test:unit: no test folder ${JSON.stringify(unknown)}: the folders are ${[...known.keys()].join(', ')}\n`);
-    return 2;
-  }
-  const files =
-    named.length > 0
-      ? named.flatMap((name) => testsIn(known.get(name)!))
-      : [...testsIn(UNIT), ...[...known].filter(([name]) => name !== ALONE).flatMap(([, dir]) => testsIn(dir))];
-  const run = spawnSync(process.execPath, ['--test', ...flags, ...files], { cwd: root, stdio: 'inherit' });
-  if (run.error !== undefined) throw run.error;
-  return run.status ?? 128 + (run.signal === null ? 0 : constants.signals[run.signal]);
+  if (unknown !== undefined) return `no test folder ${JSON.stringify(unknown)}: the folders are ${[...known.keys()].join(', ')}`;
+  if (named.length > 0) return named.flatMap((name) => testsIn(known.get(name)!));
+  return [...testsIn(UNIT), ...[...known].filter(([name]) => name !== ALONE).flatMap(([, dir]) => testsIn(dir))];
 }
 
-process.exitCode = main();
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const files = testFiles(args.filter((arg) => !arg.startsWith('-')));
+  if (typeof files === 'string') {
+    process.stderr.write(`test:unit: ${files}\n`);
+    return 2;
+  }
+  return runAttached(process.execPath, ['--test', ...args.filter((arg) => arg.startsWith('-')), ...files], { cwd: root });
+}
+
+if (import.meta.main) process.exitCode = await main();

@@ -22,11 +22,15 @@ const HARD_TIMEOUT_MS = 20_000;
 /** After the hard timeout, how long what is still in the output pipes has to arrive before they are let go. */
 const PIPE_GRACE_MS = 1_000;
 
-/** The environment without anything that would steer the wrapper from outside the test. */
+/**
+ * The environment without anything that would steer the wrapper from outside the test, nor the test runner's
+ * mark of its own children (a node --test started with it reports in the runner's binary form).
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('ISTIO_JOB_RUN_') || key.startsWith('KUBERNETES_') || key === 'NODE_OPTIONS') continue;
+    if (key.startsWith('ISTIO_JOB_RUN_') || key.startsWith('KUBERNETES_') || key === 'NODE_OPTIONS' || key === 'NODE_TEST_CONTEXT')
+      continue;
     if ((SCUTTLE_VARIABLES as readonly string[]).includes(key)) continue;
     env[key] = value;
   }
