@@ -1,10 +1,14 @@
 // npm run test:unit [-- FOLDER...]: the unit tests, test/unit/ and test/scripts/, without the launcher's process
 // tests (test/unit/launcher/: the C launcher built and driven as a process, most of the unit tests' time), which
 // `npm run test:launcher` runs alone. FOLDER is a folder of test/unit/ (`manifest`, `config`, ...) or `scripts`:
-// only those run. Arguments that start with `-` go to node --test (`--test-name-pattern=...`). An unknown folder is
-// one line naming the folders there are, exit 2; otherwise the exit status is node --test's.
+// only those run. Arguments that start with `-` go to node --test, a value after `=` (`--test-name-pattern=...`).
+// An unknown folder is one line naming the folders there are, exit 2; otherwise the exit status is node --test's.
+// Files run at least two at a time (node --test's default, one less than the CPUs, runs one at a time on two):
+// most wait on sockets and children as much as they compute. The launcher's tests, which time signals and
+// deaths, keep node --test's default.
 
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { root } from './root.ts';
 import { runAttached } from './tools.ts';
@@ -38,12 +42,16 @@ export function testFiles(named: readonly string[]): string[] | string {
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const files = testFiles(args.filter((arg) => !arg.startsWith('-')));
+  const named = args.filter((arg) => !arg.startsWith('-'));
+  const files = testFiles(named);
   if (typeof files === 'string') {
     process.stderr.write(`test:unit: ${files}\n`);
     return 2;
   }
-  return runAttached(process.execPath, ['--test', ...args.filter((arg) => arg.startsWith('-')), ...files], { cwd: root });
+  const flags = args.filter((arg) => arg.startsWith('-'));
+  if (!named.includes(ALONE) && !flags.some((flag) => flag.startsWith('--test-concurrency')))
+    flags.push(`--test-concurrency=${Math.max(2, availableParallelism() - 1)}`);
+  return runAttached(process.execPath, ['--test', ...flags, ...files], { cwd: root });
 }
 
 if (import.meta.main) process.exitCode = await main();
