@@ -65,8 +65,8 @@ const tool = (t: Target, name: string): string => (t.native ? name : `${t.triple
 const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
 /**
- * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and src/manifest/load.ts load
- * those from assets, in classic mode and for --check/--inject only.
+ * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and
+ * src/manifest/cli/load.ts load those from assets, in classic mode and for --check/--inject only.
  */
 const apart: esbuild.Plugin = {
   name: 'apart',
@@ -75,7 +75,7 @@ const apart: esbuild.Plugin = {
       args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
     );
     build.onResolve({ filter: /\/cli\.ts$/ }, (args) =>
-      args.importer.endsWith('manifest/load.ts') ? { path: args.path, external: true } : undefined,
+      args.importer.endsWith('manifest/cli/load.ts') ? { path: args.path, external: true } : undefined,
     );
   },
 };
@@ -99,8 +99,8 @@ const noHttp2: esbuild.Plugin = {
 };
 
 /**
- * The shell parser for bundles. Its two WebAssembly files, inlined: src/manifest/shell-grammar.ts reads them from
- * node_modules when run from source; in a bundle its place is taken by their bytes (esbuild's binary loader).
+ * The shell parser for bundles. Its two WebAssembly files, inlined: src/manifest/script/shell-grammar.ts reads
+ * them from node_modules when run from source; in a bundle its place is taken by their bytes (esbuild's binary loader).
  */
 export const shellGrammarInline: esbuild.Plugin = {
   name: 'shell-grammar-inline',
@@ -129,7 +129,7 @@ export interface Scripts {
   readonly app: string;
   /** src/http/undici.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
-  /** src/manifest/cli.ts with yaml, as CommonJS: an asset of the executable. */
+  /** src/manifest/cli/cli.ts with yaml, as CommonJS: an asset of the executable. */
   readonly manifest: string;
   /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
   readonly inputs: readonly string[];
@@ -145,7 +145,7 @@ export async function bundleJs(dir: string): Promise<Scripts> {
     ...(await esbuildCommonJs('src/bundle/main.ts', main, [])),
     ...(await esbuildCommonJs('src/index.ts', app, [apart])),
     ...(await esbuildCommonJs('src/http/undici.ts', http, [noHttp2])),
-    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [shellGrammarInline])),
+    ...(await esbuildCommonJs('src/manifest/cli/cli.ts', manifest, [shellGrammarInline])),
   ];
   return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
 }

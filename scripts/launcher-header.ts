@@ -16,7 +16,7 @@ import {
 import { PREFIX, LOG_FORMATS } from '../src/log.ts';
 import { OPTIONS } from '../src/config/options.ts';
 import { QUIT_RETRY } from '../src/sidecars/quit.ts';
-import { ENDS_TOOL } from '../src/manifest/select.ts';
+import { ENDS_TOOL } from '../src/manifest/cli/select.ts';
 import { LIB_DIR, PROGRAM } from '../src/bundle/self.ts';
 import { decide, FROM_TERMINAL } from '../src/command/signals.ts';
 

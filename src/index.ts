@@ -10,7 +10,7 @@ import { systemClock } from './clock.ts';
 import { EXIT_WRAPPER_FAILED } from './command/exit-code.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
-import { invokedAs, isManifestInvocation } from './manifest/select.ts';
+import { invokedAs, isManifestInvocation } from './manifest/cli/select.ts';
 import { locateSelf } from './bundle/self.ts';
 import { createSignalRouter } from './command/signals.ts';
 
@@ -91,7 +91,7 @@ main({
   install: async (dir) => (await import('./bundle/install.ts')).install(dir, self, version, log),
   manifest: {
     invokedAs: name,
-    run: async (argv) => (await import('./manifest/load.ts')).runManifest(argv, name, version),
+    run: async (argv) => (await import('./manifest/cli/load.ts')).runManifest(argv, name, version),
   },
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOCS, kindsTable, optionsTable, rulesTable, withTables } from '../../scripts/docs.ts';
-import { RULES } from '../../src/manifest/rules.ts';
+import { RULES } from '../../src/manifest/check/rules.ts';
 import { SPECS } from '../../src/config/options.ts';
 import { SIDECAR_KINDS, type SidecarKind } from '../../src/config/kinds.ts';
 import { root } from '../support/process.ts';

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { type CheckSettings, check, type Finding, RULES, type RuleId } from '../../../src/manifest/rules.ts';
-import { loadShellParser } from '../../../src/manifest/shell.ts';
-import { parseSource } from '../../../src/manifest/source.ts';
-import { source } from '../../support/manifest.ts';
-import { root } from '../../support/process.ts';
+import { type CheckSettings, check, type Finding, RULES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { parseSource } from '../../../../src/manifest/yaml/source.ts';
+import { source } from '../../../support/manifest.ts';
+import { root } from '../../../support/process.ts';
 
 const indent = (text: string, by: number): string =>
   text

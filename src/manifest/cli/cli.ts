@@ -5,14 +5,14 @@
 // Exit codes: 0 clean, 1 an error found (--check) or a pod refused (--inject), 2 a file that cannot be read or
 // parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
-import { PROGRAM } from '../bundle/self.ts';
-import type { KindName } from '../config/kinds.ts';
-import { ENTRYPOINT_FLAG, inject } from './inject.ts';
-import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
-import { type CheckSettings, check, RULES } from './rules.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import type { KindName } from '../../config/kinds.ts';
+import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
+import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
+import { type CheckSettings, check, RULES } from '../check/rules.ts';
 import { PLUGIN_NAME } from './select.ts';
-import { loadShellParser } from './shell.ts';
-import { parseSource, type Source } from './source.ts';
+import { loadShellParser } from '../script/shell.ts';
+import { parseSource, type Source } from '../yaml/source.ts';
 
 export interface ManifestIo {
   /** The file's text; `-` is stdin. Throws as readFileSync does, and EFBIG as soon as it is past maxBytes. */

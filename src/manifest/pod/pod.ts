@@ -1,17 +1,17 @@
 // What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
 // (each kind recognised as its own injector recognises a pod: src/config/kinds.ts holds those facts), in
 // which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
-// src/manifest/shell.ts) and which of the script's requests quit or wait for which sidecar.
+// src/manifest/script/shell.ts) and which of the script's requests quit or wait for which sidecar.
 
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../config/mode.ts';
-import { OPTIONS } from '../config/options.ts';
-import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
-import { readScript, type Request, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from './shell.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from './source.ts';
+import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
+import { OPTIONS } from '../../config/options.ts';
+import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { readScript, type Request, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
-import type { Workload } from './workloads.ts';
+import type { Workload } from '../yaml/workloads.ts';
 
 /** Where the user says namespaces inject sidecars: kind -> namespaces ('*': every one). */
 export type InjectedNamespaces = ReadonlyMap<KindName, ReadonlySet<string>>;

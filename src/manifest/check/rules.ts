@@ -5,10 +5,10 @@
 // "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
-import { PROXY_CONTAINER } from '../config/mode.ts';
-import { OPTIONS } from '../config/options.ts';
-import { PROGRAM } from '../bundle/self.ts';
-import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
+import { PROXY_CONTAINER } from '../../config/mode.ts';
+import { OPTIONS } from '../../config/options.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import {
   argvOf,
   type Aimed,
@@ -18,9 +18,9 @@ import {
   type Pod,
   type PodSidecar,
   readPod,
-} from './pod.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from './source.ts';
-import { workloads } from './workloads.ts';
+} from '../pod/pod.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { workloads } from '../yaml/workloads.ts';
 
 type Level = 'error' | 'warning';
 
