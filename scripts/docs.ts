@@ -7,7 +7,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RULES } from '../src/manifest/check/rules.ts';
+import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
 import { SPECS } from '../src/config/options.ts';
 import { type Endpoint, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
 import { root } from './root.ts';
@@ -66,7 +66,7 @@ export function kindsTable(): string {
 /** Every rule of --check: its id (what a finding line names), its level and what it finds. */
 export function rulesTable(): string {
   const lines = [row(['rule', 'level', 'finds']), row(['---', '---', '---'])];
-  for (const [rule, { level, finds }] of Object.entries(RULES)) lines.push(row([code(rule), cell(level), cell(finds)]));
+  for (const [rule, { level, finds }] of Object.entries(RULE_SUMMARIES)) lines.push(row([code(rule), cell(level), cell(finds)]));
   return lines.join('\n');
 }
 

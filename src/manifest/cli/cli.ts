@@ -9,7 +9,7 @@ import { PROGRAM } from '../../bundle/self.ts';
 import type { KindName } from '../../config/kinds.ts';
 import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
-import { type CheckSettings, check, RULES } from '../check/rules.ts';
+import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
 import { PLUGIN_NAME } from './select.ts';
 import { loadShellParser } from '../script/shell.ts';
 import { parseSource, type Source } from '../yaml/source.ts';
@@ -379,7 +379,7 @@ function usage(plugin: boolean, version: string): string {
         `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
       ]
     : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
-  const width = Math.max(...Object.keys(RULES).map((rule) => rule.length));
+  const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
     '',
@@ -394,7 +394,7 @@ function usage(plugin: boolean, version: string): string {
     'check: one line per finding on stdout, FILE:LINE: error|warning: RULE: what to do',
     'instead. Exit 0 without errors, 1 with one, 2 when a FILE cannot be read or parsed.',
     'Rules:',
-    ...Object.entries(RULES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
+    ...Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
     '',
     'A pod gets a sidecar when its template shows one (an injection label or annotation,',
     'a sidecar container); a Job that shows none is clean, unless its namespace injects:',

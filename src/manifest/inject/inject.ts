@@ -16,7 +16,7 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
-import { unstopped } from '../check/rules.ts';
+import { unstopped } from '../pod/stop.ts';
 import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 

@@ -35,8 +35,8 @@ export interface PodSidecar {
   readonly kubexit?: boolean;
 }
 
-/** A request of a script resolved to the sidecar it speaks to. */
-export interface Aimed {
+/** A request of a script and its target: the sidecar it speaks to, and what it asks of it. */
+export interface RequestTarget {
   readonly request: Request & { readonly runs: Runs };
   /** other: a request to loopback that is neither a known endpoint nor says quit. */
   readonly what: 'quit' | 'wait' | 'other';
@@ -60,7 +60,7 @@ export interface ContainerFacts {
     /** A folded block scalar that joined commands into one line: the line of each joined command. */
     readonly joined: readonly number[];
   };
-  readonly aimed: readonly Aimed[];
+  readonly aimed: readonly RequestTarget[];
   /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
   readonly scriptWrappers: readonly (ScriptFacts['wrappers'][number] & { readonly line: number })[];
 }
@@ -392,7 +392,7 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     script === undefined
       ? lineOf(source, pairOf(node, 'command') ?? node)
       : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
-  const aimed: Aimed[] = [];
+  const aimed: RequestTarget[] = [];
   for (const request of script?.facts.requests ?? []) {
     const line = lineAt(request.place.row, request.place.column);
     aimed.push({ request, what: 'quit', line });
@@ -463,7 +463,7 @@ function optionValues(args: readonly string[], flag: string): string[] {
 const optionValue = (args: readonly string[], flag: string): string | undefined => optionValues(args, flag).at(-1);
 
 /** Which sidecar a request speaks to, from its port and path (the pod's own ports first), or its program. */
-function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[], sharesProcesses: boolean): Aimed {
+function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesProcesses: boolean): RequestTarget {
   const { request } = aimed;
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
   if (request.method === 'SIGNAL') {
