@@ -7,7 +7,8 @@ import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import { readScript, type Request, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
+import type { Request } from '../script/requests.ts';
+import { readScript, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
