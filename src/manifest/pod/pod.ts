@@ -7,7 +7,7 @@ import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import type { Request } from '../script/requests.ts';
+import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
 import { readScript, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
@@ -476,9 +476,9 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
     listener === kind.quit.listener
       ? (sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[listener]?.port ?? 0)
       : (kind.listeners[listener]?.port ?? 0);
-  if (request.variable === 'CSQL_PROXY_QUIT_URLS') return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
+  if (request.variable === QUIT_URLS_VARIABLE) return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
   if (request.program === 'pilot-agent') {
-    return request.path === '/healthz/ready'
+    return request.path === ISTIO.ready?.path
       ? { ...aimed, what: 'wait', kind: ISTIO }
       : { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
   }

@@ -2,6 +2,11 @@
 // program (`pilot-agent request`, `cloud-sql-proxy shutdown`), a signal to a sidecar's process; recognised
 // from a command's words, which the walk of the script (shell.ts) hands over.
 
+import { ISTIO, kindNamed } from '../../config/kinds.ts';
+
+/** The Cloud SQL Proxy operator's variable of quit URLs, which its scripts loop over. */
+export const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
+
 /** A place in a script: its row and column, from 0. */
 export interface Place {
   readonly row: number;
@@ -63,7 +68,7 @@ export function requestOf(
         const match = LOOPBACK_URL.exec(arg);
         if (match !== null && url === undefined) url = match;
         const name = /^\$\{?(\w+)\}?$/.exec(arg)?.[1];
-        if (name !== undefined) variable = urlVariables.get(name) ?? (name === 'CSQL_PROXY_QUIT_URLS' ? name : undefined);
+        if (name !== undefined) variable = urlVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
       }
     }
     if (variable !== undefined) return { via: program, method, variable, place };
@@ -73,7 +78,7 @@ export function requestOf(
   }
   // `cloud-sql-proxy shutdown`, `alloydb-auth-proxy shutdown`, `pilot-agent request POST quitquitquit`.
   if ((program === 'cloud-sql-proxy' || program === 'alloydb-auth-proxy') && args.includes('shutdown')) {
-    return { via: program, program, method: 'POST', path: '/quitquitquit', place };
+    return { via: program, program, method: 'POST', path: kindNamed(program).quit.path, place };
   }
   if (program === 'pilot-agent' && args[0] === 'request') {
     const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
@@ -89,6 +94,7 @@ export function requestOf(
     const name = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([\w.-]+)\)/.exec(args.join(' '))?.[1];
     if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
   }
-  if (program === 'pilot-agent' && args[0] === 'wait') return { via: program, program, method: 'GET', path: '/healthz/ready', place };
+  if (program === 'pilot-agent' && args[0] === 'wait')
+    return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
   return undefined;
 }

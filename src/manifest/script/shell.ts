@@ -6,7 +6,7 @@
 // the container ends with after a failure.
 
 import { type Node as SyntaxNode, Language, Parser } from 'web-tree-sitter';
-import { type Place, type Request, requestOf } from './requests.ts';
+import { type Place, QUIT_URLS_VARIABLE, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 
 let parser: Parser | undefined;
@@ -103,6 +103,8 @@ const NOT_WORK = new Set([
   'eval',
   'which',
 ]);
+const QUIT_URLS = new RegExp(`\\b${QUIT_URLS_VARIABLE}\\b`);
+
 /** The wrappers that run a command and stop sidecars after it. */
 export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
 /** Commands that only add to the one they run. */
@@ -361,8 +363,8 @@ function visitStatement(node: SyntaxNode, state: State, collected: Collected, of
       const body = node.childForFieldName('body');
       const variable = node.childForFieldName('variable')?.text;
       const values = node.childrenForFieldName('value').map((value) => value?.text ?? '');
-      const urls = values.find((value) => /\bCSQL_PROXY_QUIT_URLS\b/.test(value));
-      if (variable !== undefined && urls !== undefined) state.urlVariables.set(variable, 'CSQL_PROXY_QUIT_URLS');
+      const urls = values.find((value) => QUIT_URLS.test(value));
+      if (variable !== undefined && urls !== undefined) state.urlVariables.set(variable, QUIT_URLS_VARIABLE);
       if (body !== null) statement(body, state, collected, offset);
       return;
     }
