@@ -23,16 +23,22 @@ export type Request =
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
+/** The flags, in the order errors list them: each with the value it takes, if any (and its short name). */
+const FLAG_TABLE: readonly { readonly flag: string; readonly value?: string; readonly short?: string }[] = [
+  { flag: '--check', value: 'FILE' },
+  { flag: '--inject', value: 'FILE' },
+  { flag: '--image', value: 'IMAGE' },
+  { flag: '--native' },
+  { flag: `--${INJECTED_NAMESPACES_FLAG}`, value: '[KIND=]NAMESPACE,...', short: 'LIST' },
+  { flag: '--namespace', value: 'NAMESPACE' },
+  { flag: ENTRYPOINT_FLAG, value: 'CONTAINER=COMMAND' },
+  { flag: '--help' },
+];
 /** The value flags, and what each takes. */
-const VALUE_FLAGS: Readonly<Record<string, string>> = {
-  '--check': 'FILE',
-  '--inject': 'FILE',
-  '--image': 'IMAGE',
-  [`--${INJECTED_NAMESPACES_FLAG}`]: '[KIND=]NAMESPACE,...',
-  '--namespace': 'NAMESPACE',
-  [ENTRYPOINT_FLAG]: 'CONTAINER=COMMAND',
-};
-const FLAGS = `--check FILE, --inject FILE, --image IMAGE, --native, --${INJECTED_NAMESPACES_FLAG} LIST, --namespace NAMESPACE, ${ENTRYPOINT_FLAG} CONTAINER=COMMAND, --help`;
+const VALUE_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
+  FLAG_TABLE.flatMap(({ flag, value }) => (value === undefined ? [] : [[flag, value]])),
+);
+const FLAGS = FLAG_TABLE.map(({ flag, value, short }) => [flag, short ?? value].filter((part) => part !== undefined).join(' ')).join(', ');
 /** An argument that is a flag, not a value: `-` alone is stdin. */
 const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
 
