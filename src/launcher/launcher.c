@@ -16,7 +16,8 @@
  *      block them all: they are queued even for PID 1 and read from a signalfd, never delivered. Make fds 0-2
  *      valid, so nothing this program opens can land there.
  *   2. Start the wrapper (Node) with the environment cleaned of what belongs to the job (LD_*, NODE_*, ...), its
- *      soft limits raised to the hard ones, its stderr a pipe of ours, and a socket pair as the channel: another
+ *      soft limits raised to the hard ones, the signals it has no use for ignored (one sent to a group it shares
+ *      must not end it), its stderr a pipe of ours, and a socket pair as the channel: another
  *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
  *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
  *      stops and continues it with us.
@@ -131,9 +132,10 @@ static int set_disposition(int signo, void (*handler)(int), void (**old)(int)) {
 /* Every signal but KILL and STOP (which cannot be blocked) and the faults of this program itself. */
 static void fill_blockable(sigset_t *set) {
     memset(set, 0, sizeof *set);
-    unsigned long long bits = ~0ULL;
-    const int own_faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
-    for (size_t i = 0; i < sizeof own_faults / sizeof *own_faults; i++) bits &= ~(1ULL << (own_faults[i] - 1));
+    unsigned long long bits = 0;
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (!IS_OWN_FAULT(signo)) bits |= 1ULL << (signo - 1);
+    }
     memcpy(set, &bits, sizeof bits);
 }
 
@@ -218,6 +220,16 @@ static char **wrapper_argv(void) {
     return args;
 }
 
+/* What the wrapper takes from nobody directly, ignored before any can reach it: one sent to a process group it
+ * shares would end it for nothing. Node's start-up takes 1-31 back to their default action, and its handlers then
+ * hold them; from 32 up they stay ignored (Node can take none of those, the real-time signals). */
+static int ignore_unused(void) {
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (IGNORED_BY_WRAPPER(signo) && set_disposition(signo, SIG_IGN, NULL) != 0) return -1;
+    }
+    return 0;
+}
+
 static void start_wrapper(void) {
     char **args = wrapper_argv();
     size_t env_count = 0;
@@ -245,7 +257,7 @@ static void start_wrapper(void) {
         /* As PID 1, a group of its own: a terminal's keys reach the command, never the wrapper's first milliseconds.
          * Otherwise ours, so a shell's job control stops and continues it with us, and it writes --help and
          * --version from the terminal's foreground group (a background one stops for it under stty tostop). */
-        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 ||
+        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 || ignore_unused() != 0 ||
             set_mask(SIG_SETMASK, &none, NULL) != 0) {
             report_exec_failure(exec_pipe[1], errno);
         }
