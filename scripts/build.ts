@@ -267,8 +267,11 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-/** The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit. */
-const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c'].map((file) => `src/launcher/${file}`);
+/**
+ * The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit, and
+ * the state they share.
+ */
+const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c', 'shared.c'].map((file) => `src/launcher/${file}`);
 const LAUNCHER_HEADER_SOURCE = 'src/launcher/launcher.h';
 
 /**

@@ -48,10 +48,6 @@
 
 #include "launcher.h"
 
-struct given given;
-struct wrapper wrapper = {.channel = -1, .log = -1, .declared = -1};
-struct command command;
-
 /* What the wrapper's runtime would read from the environment: the job's, not the wrapper's. */
 static const char *const HELD_FROM_WRAPPER[] = {
     "LD_", "GLIBC_TUNABLES=", "MALLOC_", "NODE_", "UV_", "OPENSSL_", "SSL_CERT_", CHANNEL_ENV "=", NULL,
@@ -97,18 +93,6 @@ static struct {
 } in;
 
 
-
-/* Before the command runs: one line, exit 125. Never called once it runs. */
-__attribute__((format(printf, 1, 2), noreturn)) void fail(const char *format, ...) {
-    char message[PATH_MAX + 256];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    say("error", "%s", message);
-    if (wrapper.pid > 0 && !wrapper.ended) kill(wrapper.pid, SIGKILL);
-    _exit(EXIT_FAILED);
-}
 
 /* The raw system calls: a C library hides some real-time signals from sigprocmask and sigaction. */
 static int set_mask(int how, const sigset_t *set, sigset_t *old) {

@@ -1,7 +1,8 @@
 /*
  * What the files of the launcher share: the state that more than one of them reads, and their functions.
- * launcher.c is the init (signals, the Node half, the command, reaping, the loop); log.c writes its own lines;
- * preflight.c checks the limits and cgroups before the wrapper starts; quit.c is the last-resort quit.
+ * launcher.c is the init (signals, the Node half, the command, reaping, the loop); preflight.c checks the limits
+ * and cgroups before the wrapper starts; quit.c is the last-resort quit; shared.c holds the state more than one
+ * reads and the failure before the command runs; log.c writes its own lines. Each uses only those after it.
  */
 #ifndef LAUNCHER_H
 #define LAUNCHER_H
@@ -127,7 +128,7 @@ void flush_log(int wait_ms);
 void add_log(const char *bytes, size_t length);
 __attribute__((format(printf, 2, 3))) void say(const char *level, const char *format, ...);
 
-/* launcher.c: before the command runs, one line and exit 125. */
+/* shared.c: before the command runs, one line and exit 125. */
 __attribute__((format(printf, 1, 2), noreturn)) void fail(const char *format, ...);
 
 /* preflight.c */
