@@ -31,16 +31,10 @@
 
 #include "launcher-protocol.h"
 
-#if !defined(LOADER) || !defined(LIB_DIR) || !defined(PROGRAM) || !defined(CHANNEL_ENV) || !defined(EXIT_FAILED) || \
-    !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
-    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(TO_WRAPPER_PASSED) || !defined(FROM_WRAPPER_HELLO) ||                     \
-    !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
-    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
-    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(PASSES_WHILE_RUNNING) ||     \
-    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL) || !defined(MAX_LINE_BYTES) ||        \
-    !defined(MAX_QUIT_TARGETS) || !defined(FROM_WRAPPER_TARGET) || !defined(QUIT_ACKNOWLEDGED) || !defined(QUIT_RETRIED) ||  \
-    !defined(QUIT_FIRST_BACKOFF_MS) || !defined(QUIT_MAX_BACKOFF_MS)
-#error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
+/* Written for each compile, which is given its id: any other header found first (a stale copy beside these files,
+ * say) is refused, whatever names it has. */
+#if !defined(LAUNCHER_PROTOCOL_ID) || !defined(LAUNCHER_PROTOCOL_WANTED) || LAUNCHER_PROTOCOL_ID != LAUNCHER_PROTOCOL_WANTED
+#error "launcher-protocol.h is not the one this compile wrote: build through launcherCompile (scripts/build.ts)"
 #endif
 
 #define SIGNALS 64
