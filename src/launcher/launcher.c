@@ -66,9 +66,7 @@ static const char *const HELD_FROM_WRAPPER[] = {
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
 
-
 extern char **environ;
-
 
 /* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
  * kernel merges those too), every instance of a real-time one; apart for each verb, `sig` (the wrapper decides) and
@@ -91,8 +89,6 @@ static struct {
     size_t length;
     int discarding;
 } in;
-
-
 
 /* The raw system calls: a C library hides some real-time signals from sigprocmask and sigaction. */
 static int set_mask(int how, const sigset_t *set, sigset_t *old) {
@@ -135,7 +131,6 @@ static void take_signals(sigset_t *blockable) {
     fill_blockable(blockable);
     if (set_mask(SIG_BLOCK, blockable, &given.mask) != 0) fail("cannot block signals (rt_sigprocmask): %s", strerror(errno));
 }
-
 
 static int held_from_wrapper(const char *entry) {
     for (const char *const *prefix = HELD_FROM_WRAPPER; *prefix != NULL; prefix++) {
@@ -222,7 +217,8 @@ static void start_wrapper(void) {
     if (env == NULL) fail("cannot start the wrapper (calloc): %s", strerror(errno));
 
     int channel[2], log[2], exec_pipe[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) fail("cannot start the wrapper (socketpair): %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0)
+        fail("cannot start the wrapper (socketpair): %s", strerror(errno));
     if (pipe2(log, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0) fail("cannot start the wrapper (pipe2): %s", strerror(errno));
     static char channel_entry[64];
     snprintf(channel_entry, sizeof channel_entry, "%s=%d", CHANNEL_ENV, channel[1]);
@@ -318,7 +314,8 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
  * action ends it even in the middle of synchronous work; finish() then exits with 128+N. */
 static void end_tool(int signo) {
     if (wrapper.ended || wrapper.done) return;
-    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
+    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH)
+        say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
 }
 
 /* While the command runs, a signal it would get alone goes to it at once, as read: the same instances, in the same
@@ -326,7 +323,8 @@ static void end_tool(int signo) {
 static int pass_to_command(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (!command.running || !PASSES_WHILE_RUNNING(signo, info->ssi_code == SI_KERNEL)) return 0;
-    if (kill(command.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
+    if (kill(command.pid, signo) != 0 && errno != ESRCH)
+        say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
     return 1;
 }
 
@@ -446,9 +444,9 @@ static void run_command(long count) {
 static void end_wrapper(int code) {
     wrapper.declared = code;
     wrapper.done = 1;
-    if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
+    if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH)
+        say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
 }
-
 
 static void handle_wrapper_line(char *line) {
     char *verb = line, *rest = strchr(line, ' ');
@@ -624,7 +622,6 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
     snprintf(text, size, "died of signal %d (%s)%s", signo, strsignal(signo), why);
 }
 
-
 /* The wrapper died while the command runs: wait for its end alone, passing its signals on. Returns once it ended. */
 static void outlive_wrapper(int signal_fd) {
     say("error", "the wrapper ended while the command runs; waiting for the command (pid %d) alone", (int)command.pid);
@@ -651,8 +648,8 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
     describe_wrapper_end(why, sizeof why, oom_before);
     int finished = wrapper.done && wrapper.declared >= 0;
     /* A manifest tool that TERM, INT or HUP ended: 128+N, as the wrapper's own stop before a command. */
-    int tool_stopped = wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) &&
-                       IS_ENDS_TOOL(WTERMSIG(wrapper.status));
+    int tool_stopped =
+        wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) && IS_ENDS_TOOL(WTERMSIG(wrapper.status));
     if (tool_stopped) {
         flush_log(LOG_FLUSH_MS);
         _exit(128 + WTERMSIG(wrapper.status));
@@ -666,8 +663,8 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
         last_resort_quit(EXIT_FAILED, why);
     }
     /* Reaped orphans do not matter now; the command's status, when it ran, is the code. */
-    int code = command.ended             ? command.code
-               : finished                ? wrapper.declared
+    int code = command.ended           ? command.code
+               : finished              ? wrapper.declared
                : wrapper_interrupted() ? 128 + WTERMSIG(wrapper.status)
                                        : EXIT_FAILED;
     flush_log(LOG_FLUSH_MS);
@@ -700,7 +697,8 @@ int main(int argc, char **argv) {
         if (wrapper.ended || wrapper.done) finish(signal_fd, oom_before);
         if (wrapper.deadline != 0 && now_ms() > wrapper.deadline) {
             if (!wrapper.said_hello) {
-                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)", HELLO_TIMEOUT_MS);
+                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)",
+                    HELLO_TIMEOUT_MS);
             } else {
                 say("error", "the wrapper did not finish after the command ended: stopping it");
             }

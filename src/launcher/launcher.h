@@ -62,12 +62,12 @@ struct wrapper {
     int log;     /* its stderr, a pipe; -1 once closed */
     int ended, status;
     int said_hello;
-    int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
-    int declared; /* its exit code, once done */
-    long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
+    int done;               /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
+    int declared;           /* its exit code, once done */
+    long long deadline;     /* when it must have said hello, or said its code after the command ended; 0 for none */
     int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
-    int tool;         /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
-    int stop_relayed; /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
+    int tool;               /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
+    int stop_relayed;       /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
 };
 extern struct wrapper wrapper;
 
