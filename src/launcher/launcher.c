@@ -63,6 +63,8 @@ static const char *const HELD_FROM_WRAPPER[] = {
 #define FINISH_GRACE_MS 10000
 #endif
 #define FINISH_WITHOUT_PLAN_MS 30000
+/* How often a wrapper that a signal it has no use for ended before its handlers existed is started again. */
+#define WRAPPER_RESTARTS 3
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
 
@@ -265,7 +267,8 @@ static void start_wrapper(void) {
 
 /* Lines to the wrapper: never blocking; what cannot be written now waits in `out`, then the signals counted. */
 static void flush_to_wrapper(void) {
-    while (wrapper.channel >= 0) {
+    /* None before it said hello: a wrapper started again (restart_wrapper) is told every one. */
+    while (wrapper.channel >= 0 && wrapper.said_hello) {
         while (out.length > 0) {
             ssize_t n = send(wrapper.channel, out.bytes, out.length, MSG_NOSIGNAL);
             if (n <= 0) {
@@ -525,6 +528,26 @@ static void read_wrapper_log(void) {
     }
 }
 
+/* Node's start-up takes 1-31 back to their default action a moment before its handlers exist: one it has no use
+ * for, sent to a group it shares in that moment, ends it before it has said or done anything. It is started again
+ * (a few times at most), and then told every signal relayed so far. */
+static int restart_wrapper(void) {
+    static int restarts;
+    int signo = WIFSIGNALED(wrapper.status) ? WTERMSIG(wrapper.status) : 0;
+    if (wrapper.said_hello || !IGNORED_BY_WRAPPER(signo) || restarts >= WRAPPER_RESTARTS) return 0;
+    restarts++;
+    read_wrapper_log();
+    if (wrapper.log >= 0) close(wrapper.log);
+    if (wrapper.channel >= 0) close(wrapper.channel);
+    in.length = 0;
+    in.discarding = 0;
+    struct wrapper before = wrapper;
+    wrapper = (struct wrapper){.channel = -1, .log = -1, .declared = -1, .stop_relayed = before.stop_relayed};
+    memcpy(wrapper.typed, before.typed, sizeof wrapper.typed);
+    start_wrapper();
+    return 1;
+}
+
 /* Started by a shell with job control: its parent is in its session but leads another group (the shell's). */
 static int under_job_control(void) {
     pid_t parent = getppid();
@@ -694,6 +717,7 @@ int main(int argc, char **argv) {
     /* From here, once the command runs, no path exits before it ends: finish() waits for it. */
     for (;;) {
         reap();
+        if (wrapper.ended && restart_wrapper()) continue;
         if (wrapper.ended || wrapper.done) finish(signal_fd, oom_before);
         if (wrapper.deadline != 0 && now_ms() > wrapper.deadline) {
             if (!wrapper.said_hello) {
@@ -707,7 +731,7 @@ int main(int argc, char **argv) {
         }
         struct pollfd fds[] = {
             {.fd = signal_fd, .events = POLLIN},
-            {.fd = wrapper.channel, .events = POLLIN | (out.length > 0 ? POLLOUT : 0)},
+            {.fd = wrapper.channel, .events = POLLIN | (out.length > 0 && wrapper.said_hello ? POLLOUT : 0)},
             {.fd = wrapper.log, .events = POLLIN},
             {.fd = log_out.length > 0 ? 2 : -1, .events = POLLOUT},
         };

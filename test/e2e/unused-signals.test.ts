@@ -1,8 +1,8 @@
 // The signals the wrapper has no use for (those of src/command/signals.ts whose default action ends a process and
 // that it neither forwards nor acts on, and every real-time one) sent to the launcher's process group: one the
-// Node part shares when the wrapper is not PID 1 (a shell, a CI step), its own as PID 1. During the wait, while the
-// command runs, during the quit, and to a manifest tool: the job runs, the command gets each as decide() says, and
-// the code and the quit are as without them.
+// Node part shares when the wrapper is not PID 1 (a shell, a CI step), its own as PID 1. At start-up (in the moment
+// the Node part cannot hold them yet), during the wait, while the command runs, during the quit, and to a manifest
+// tool: the job runs, the command gets each as decide() says, and the code and the quit are as without them.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { decide, FORWARDED, REALTIME_FIRST, unusedSignalNumbers } from '../../src/command/signals.ts';
+import { decide, FORWARDED, REALTIME_FIRST, signalNumber, unusedSignalNumbers } from '../../src/command/signals.ts';
 import { ENDS_TOOL } from '../../src/manifest/select.ts';
 import { FIXTURES, pidOne, start, WRAPPER, type Running } from '../support/process.ts';
 import { type Sidecar, withSidecar } from '../support/sidecar.ts';
@@ -72,8 +72,43 @@ async function ranAndQuit(running: Running, sidecar: Sidecar): Promise<void> {
   assert.doesNotMatch(result.stderr, WRAPPER_DIED);
 }
 
+/** Whether signal `signo` is in a set of process `pid` (SigIgn, SigBlk or SigCgt of /proc/PID/status). */
+function inSet(pid: number, set: 'SigIgn' | 'SigBlk' | 'SigCgt', signo: number): boolean {
+  const hex = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${set}:\\s*([0-9a-f]+)$`, 'm'))?.[1] ?? '0';
+  return ((BigInt(`0x${hex}`) >> BigInt(signo - 1)) & 1n) === 1n;
+}
+
+/**
+ * One start-up: once the Node part's own start-up has taken the standard signals back to their default action and
+ * before its handlers exist (STKFLT neither ignored, blocked nor caught), all of them to the group. Returns whether
+ * that moment was caught: a start-up this process was not scheduled in time for is past it (STKFLT caught).
+ */
+async function startUp(pid1: boolean): Promise<boolean> {
+  const stkflt = signalNumber('SIGSTKFLT');
+  let caught = false;
+  await withSidecar({}, async (sidecar) => {
+    const running = startWrapper(pid1, sidecar.classicArgs('--', ...JOB));
+    const launcher = await until(() => launcherOf(running, pid1));
+    const node = await until(() => Number(readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim() || Number.NaN));
+    caught = await until(() => {
+      if (inSet(node, 'SigCgt', stkflt)) return false;
+      return inSet(node, 'SigIgn', stkflt) || inSet(node, 'SigBlk', stkflt) ? undefined : true;
+    });
+    sendAll(launcher, UNUSED);
+    await ranAndQuit(running, sidecar);
+  });
+  return caught;
+}
+
 for (const pid1 of [false, true]) {
   describe(pid1 ? 'as PID 1' : 'not PID 1, the Node part in the launcher’s group', () => {
+    test(`${UNUSED.length} signals at start-up, before the Node part's handlers exist: the job runs, exit 3, one quit`, async () => {
+      // Up to 5 start-ups, until one was caught in that moment.
+      let caught = false;
+      for (let i = 0; i < 5 && !caught; i++) caught = await startUp(pid1);
+      assert.ok(caught, 'no start-up was caught between Node taking the signals back and its handlers');
+    });
+
     test(`${UNUSED.length} signals during the wait: the job runs, exit 3, one quit`, async () => {
       await withSidecar({ readyAfter: Number.POSITIVE_INFINITY }, async (sidecar) => {
         const running = startWrapper(pid1, sidecar.classicArgs('--log-level', 'debug', '--', ...JOB));
