@@ -267,8 +267,11 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-/** The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit. */
-const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c'].map((file) => `src/launcher/${file}`);
+/**
+ * The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit, and
+ * the state they share.
+ */
+const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c', 'shared.c'].map((file) => `src/launcher/${file}`);
 const LAUNCHER_HEADER_SOURCE = 'src/launcher/launcher.h';
 
 /**
@@ -319,12 +322,14 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 
 /**
  * The compiler's arguments for the launcher's C files (one command), the protocol's header
- * (scripts/launcher-header.ts) written into `work` first: `-c` for the bundle's objects, or flags and an output
- * for a test's build.
+ * (scripts/launcher-header.ts) written into `work` first and its id given as LAUNCHER_PROTOCOL_WANTED: `-c` for
+ * the bundle's objects, or flags and an output for a test's build.
  */
 export function launcherCompile(loader: string, work: string, rest: readonly string[]): string[] {
-  writeFileSync(join(work, LAUNCHER_HEADER), launcherHeader(loader));
-  return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, ...LAUNCHER_SOURCES.map((source) => join(root, source))];
+  const header = launcherHeader(loader);
+  writeFileSync(join(work, LAUNCHER_HEADER), header.text);
+  const wanted = `-DLAUNCHER_PROTOCOL_WANTED=${header.id}`;
+  return [...LAUNCHER_CFLAGS, wanted, '-iquote', work, ...rest, ...LAUNCHER_SOURCES.map((source) => join(root, source))];
 }
 
 /** The launcher, static against musl; the Debian packages of what the link put in beside our code. */
