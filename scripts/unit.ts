@@ -1,13 +1,14 @@
 // npm run test:unit [-- FOLDER...]: the unit tests, test/unit/ and test/scripts/, without the launcher's process
 // tests (test/unit/launcher/: the C launcher built and driven as a process, most of the unit tests' time), which
-// `npm run test:launcher` runs alone. FOLDER is a folder of test/unit/ (`manifest`, `config`, ...) or `scripts`:
-// only those run. Arguments that start with `-` go to node --test, a value after `=` (`--test-name-pattern=...`).
-// An unknown folder is one line naming the folders there are, exit 2; otherwise the exit status is node --test's.
+// `npm run test:launcher` runs alone. FOLDER is a folder of test/unit/ (`manifest`, `config`, `manifest/yaml`,
+// ...) or `scripts`: only those run. Arguments that start with `-` go to node --test, a value after `=`
+// (`--test-name-pattern=...`). An unknown folder is one line naming the folders there are, exit 2; otherwise the
+// exit status is node --test's.
 // Files run at least two at a time (node --test's default, one less than the CPUs, runs one at a time on two):
 // most wait on sockets and children as much as they compute. The launcher's tests, which time signals and
 // deaths, keep node --test's default.
 
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { root } from './root.ts';
@@ -17,11 +18,12 @@ import { runAttached } from './tools.ts';
 const ALONE = 'launcher';
 const UNIT = join(root, 'test', 'unit');
 
-/** The test files directly in DIR, relative to the root. */
-const testsIn = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true })
+/** The test files in DIR, and with DEEP in its folders too, relative to the root. */
+const testsIn = (dir: string, deep = true): string[] =>
+  readdirSync(dir, { withFileTypes: true, recursive: deep })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))
-    .map((entry) => relative(root, join(dir, entry.name)));
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
 
 /** Every folder that can be named, with its directory. */
 function folders(): Map<string, string> {
@@ -34,10 +36,14 @@ function folders(): Map<string, string> {
 /** The test files of the folders NAMED, or of all but ALONE; a string is the one-line error for a bad name. */
 export function testFiles(named: readonly string[]): string[] | string {
   const known = folders();
-  const unknown = named.find((name) => !known.has(name));
+  // A folder inside one, such as manifest/yaml, is named by its path under test/unit/.
+  const dirOf = (name: string): string | undefined =>
+    known.get(name) ??
+    (name.includes('/') && statSync(join(UNIT, name), { throwIfNoEntry: false })?.isDirectory() ? join(UNIT, name) : undefined);
+  const unknown = named.find((name) => dirOf(name) === undefined);
   if (unknown !== undefined) return `no test folder ${JSON.stringify(unknown)}: the folders are ${[...known.keys()].join(', ')}`;
-  if (named.length > 0) return named.flatMap((name) => testsIn(known.get(name)!));
-  return [...testsIn(UNIT), ...[...known].filter(([name]) => name !== ALONE).flatMap(([, dir]) => testsIn(dir))];
+  if (named.length > 0) return named.flatMap((name) => testsIn(dirOf(name)!));
+  return [...testsIn(UNIT, false), ...[...known].filter(([name]) => name !== ALONE).flatMap(([, dir]) => testsIn(dir))];
 }
 
 async function main(): Promise<number> {

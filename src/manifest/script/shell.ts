@@ -6,6 +6,7 @@
 // the container ends with after a failure.
 
 import { type Node as SyntaxNode, Language, Parser } from 'web-tree-sitter';
+import { type Place, QUIT_URLS_VARIABLE, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 
 let parser: Parser | undefined;
@@ -18,27 +19,6 @@ export async function loadShellParser(): Promise<void> {
   const bash = await Language.load(files.bash);
   parser = new Parser();
   parser.setLanguage(bash);
-}
-
-/** A place in a script: its row and column, from 0. */
-interface Place {
-  readonly row: number;
-  readonly column: number;
-}
-
-/** A command of the script that speaks to a sidecar over HTTP, or a program that does so for it. */
-export interface Request {
-  /** curl, wget, a sidecar's own command (`cloud-sql-proxy shutdown`), or the variable of URLs it loops over. */
-  readonly via: string;
-  readonly host?: string;
-  readonly port?: number;
-  readonly path?: string;
-  readonly method: string;
-  /** An environment variable that holds the URLs (the Cloud SQL Proxy operator's CSQL_PROXY_QUIT_URLS). */
-  readonly variable?: string;
-  /** A sidecar's own program that sends it (`cloud-sql-proxy shutdown`, `pilot-agent request`). */
-  readonly program?: string;
-  readonly place: Place;
 }
 
 /** When a command runs, as far as the script says. */
@@ -123,6 +103,8 @@ const NOT_WORK = new Set([
   'eval',
   'which',
 ]);
+const QUIT_URLS = new RegExp(`\\b${QUIT_URLS_VARIABLE}\\b`);
+
 /** The wrappers that run a command and stop sidecars after it. */
 export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
 /** Commands that only add to the one they run. */
@@ -381,8 +363,8 @@ function visitStatement(node: SyntaxNode, state: State, collected: Collected, of
       const body = node.childForFieldName('body');
       const variable = node.childForFieldName('variable')?.text;
       const values = node.childrenForFieldName('value').map((value) => value?.text ?? '');
-      const urls = values.find((value) => /\bCSQL_PROXY_QUIT_URLS\b/.test(value));
-      if (variable !== undefined && urls !== undefined) state.urlVariables.set(variable, 'CSQL_PROXY_QUIT_URLS');
+      const urls = values.find((value) => QUIT_URLS.test(value));
+      if (variable !== undefined && urls !== undefined) state.urlVariables.set(variable, QUIT_URLS_VARIABLE);
       if (body !== null) statement(body, state, collected, offset);
       return;
     }
@@ -562,7 +544,7 @@ function runCommand(
     if (child !== undefined && !NOT_WORK.has(basename(child))) work(state, collected, place);
     return;
   }
-  const request = requestOf(program, words.slice(1), state, place);
+  const request = requestOf(program, words.slice(1), state.urlVariables, place);
   if (request !== undefined) {
     collected.requests.push({ ...request, runs: runsOf(state) });
     if (!state.onlyOnSuccess && (state.failureGoesOn || state.trap !== undefined) && !state.conditional) {
@@ -652,70 +634,5 @@ function childOf(words: readonly string[]): string | undefined {
     if (!word.startsWith('-')) return word;
     if (!word.includes('=') && !SWITCHES.test(word)) i++;
   }
-  return undefined;
-}
-
-/** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
-const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#]*)?/i;
-
-/** curl, wget (GNU or busybox), or a sidecar's own program, when it asks something of a loopback address. */
-function requestOf(program: string, args: readonly string[], state: State, place: Place): Request | undefined {
-  if (program === 'curl' || program === 'wget') {
-    let method = 'GET';
-    let url: RegExpExecArray | undefined;
-    let variable: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i] as string;
-      const inline = /^-X(.+)$/.exec(arg);
-      if (program === 'curl' && (arg === '-X' || arg === '--request')) method = (args[++i] ?? method).toUpperCase();
-      else if (program === 'curl' && inline !== null) method = (inline[1] as string).toUpperCase();
-      else if (program === 'curl' && /^(-d|--data.*|-F|--form.*|--json)$/.test(arg)) {
-        if (method === 'GET') method = 'POST';
-        i++;
-      } else if (program === 'curl' && /^-d./.test(arg) && method === 'GET') method = 'POST';
-      else if (program === 'curl' && (arg === '-I' || arg === '--head')) method = 'HEAD';
-      else if (program === 'wget' && /^--post-(data|file)(=|$)/.test(arg)) {
-        method = 'POST';
-        if (!arg.includes('=')) i++;
-      } else if (program === 'wget' && /^--method(=|$)/.test(arg))
-        method = (arg.includes('=') ? arg.slice(9) : (args[++i] ?? method)).toUpperCase();
-      else if (
-        /^-(H|o|O|u|w|m|A|e|b|c|T|x|K|U|Y|y|E)$/.test(arg) ||
-        /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|timeout|tries|output-document|header|cacert|cert|key)$/.test(
-          arg,
-        )
-      )
-        i++;
-      else if (!arg.startsWith('-')) {
-        const match = LOOPBACK_URL.exec(arg);
-        if (match !== null && url === undefined) url = match;
-        const name = /^\$\{?(\w+)\}?$/.exec(arg)?.[1];
-        if (name !== undefined) variable = state.urlVariables.get(name) ?? (name === 'CSQL_PROXY_QUIT_URLS' ? name : undefined);
-      }
-    }
-    if (variable !== undefined) return { via: program, method, variable, place };
-    if (url === undefined) return undefined;
-    const port = url[2] === undefined ? 80 : Number(url[2]);
-    return { via: program, host: (url[1] as string).toLowerCase(), port, path: url[3] ?? '/', method, place };
-  }
-  // `cloud-sql-proxy shutdown`, `alloydb-auth-proxy shutdown`, `pilot-agent request POST quitquitquit`.
-  if ((program === 'cloud-sql-proxy' || program === 'alloydb-auth-proxy') && args.includes('shutdown')) {
-    return { via: program, program, method: 'POST', path: '/quitquitquit', place };
-  }
-  if (program === 'pilot-agent' && args[0] === 'request') {
-    const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
-    return { via: program, program, method: method.toUpperCase(), path: `/${path.replace(/^\//, '')}`, place };
-  }
-  // `pkill envoy`, `killall -INT cloud_sql_proxy`, `kill $(pidof daprd)`: a signal to a sidecar's process, which
-  // only a pod that shares its process namespace lets a container see.
-  if (program === 'pkill' || program === 'killall') {
-    const name = args.filter((arg) => !arg.startsWith('-')).at(-1);
-    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
-  }
-  if (program === 'kill') {
-    const name = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([\w.-]+)\)/.exec(args.join(' '))?.[1];
-    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
-  }
-  if (program === 'pilot-agent' && args[0] === 'wait') return { via: program, program, method: 'GET', path: '/healthz/ready', place };
   return undefined;
 }
