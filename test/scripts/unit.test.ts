@@ -26,6 +26,21 @@ describe('the files of npm run test:unit', () => {
     assert.deepEqual([...files].sort(), expected.sort());
   });
 
+  test('a folder takes the files of the folders inside it; one inside is named by its path', () => {
+    const manifest = everyTest().filter((file) => file.startsWith('test/unit/manifest/'));
+    assert.ok(
+      manifest.some((file) => file.split('/').length > 4),
+      'test/unit/manifest/ has folders with tests',
+    );
+    assert.deepEqual(testFiles(['manifest']), manifest.sort());
+    const inside = manifest.find((file) => file.split('/').length > 4) ?? '';
+    const folder = inside.split('/').slice(2, -1).join('/');
+    assert.deepEqual(
+      testFiles([folder]),
+      manifest.filter((file) => file.startsWith(`test/unit/${folder}/`)),
+    );
+  });
+
   test('npm run test:launcher: the launcher folder alone', () => {
     const files = testFiles(['launcher']);
     assert.ok(Array.isArray(files) && files.length > 0);
@@ -40,13 +55,13 @@ describe('the files of npm run test:unit', () => {
 
 describe('scripts/unit.ts as a process', () => {
   test('one folder: only its files run, and a flag goes to node --test (a reporter here)', async () => {
-    const result = await start(NODE, [UNIT, 'http', `--test-reporter=${REPORTER}`], { timeoutMs: 60_000 }).finished;
+    const result = await start(NODE, [UNIT, 'sidecars', `--test-reporter=${REPORTER}`], { timeoutMs: 60_000 }).finished;
     assert.equal(result.code, 0, result.stderr);
     const ran = result.stdout
       .trim()
       .split('\n')
       .map((line) => line.split('\t'));
-    assert.deepEqual(ran.map(([file]) => file).sort(), (testFiles(['http']) as string[]).map((file) => join(root, file)).sort());
+    assert.deepEqual(ran.map(([file]) => file).sort(), (testFiles(['sidecars']) as string[]).map((file) => join(root, file)).sort());
     assert.ok(
       ran.every(([, , verdict]) => verdict === 'passed'),
       result.stdout,
