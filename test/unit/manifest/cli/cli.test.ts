@@ -1,6 +1,6 @@
 // The manifest tools' command line, through runManifest with files, directories and stdout in memory: flags in
-// any order, bad values named, the size limit, deep nesting, a stdout that cannot be written, and the kubectl
-// plugin's -f DIR.
+// any order, bad values named, the size limit, a stdout that cannot be written, and the kubectl plugin's -f DIR.
+// Deep nesting: test/e2e/manifest-size.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -107,22 +107,6 @@ describe('hostile files', () => {
     assert.equal(result.code, 2);
     assert.deepEqual(result.stderr, [`big.yaml: larger than ${MAX_INPUT_MIB} MiB, the limit of a manifest file`]);
     assert.match(result.stdout, /^job\.yaml:\d+: error: unwrapped: /, 'the other file is still checked');
-  });
-  test('100,000 [ or nested maps: one line naming the file, exit 2, no stack', async () => {
-    const deep = {
-      'brackets.yaml': '['.repeat(100_000),
-      'closed.yaml': `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
-      'maps.yaml': `${'{a: '.repeat(100_000)}1${'}'.repeat(100_000)}`,
-      'block.yaml': Array.from({ length: 3_000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n'),
-    };
-    for (const mode of ['--check', '--inject']) {
-      for (const file of Object.keys(deep)) {
-        const result = await run([mode, file], deep);
-        assert.equal(result.code, 2, `${mode} ${file}`);
-        assert.equal(result.stderr.length, 1, result.stderr.join('\n'));
-        assert.match(result.stderr[0] ?? '', new RegExp(`^${file.replace('.', '\\.')}:(\\d+:)? not YAML: nested too deeply$`));
-      }
-    }
   });
 });
 

@@ -1,6 +1,6 @@
 // YAML as Kubernetes reads it, for --check and --inject: a key written twice keeps its last value, aliases and
-// `<<` merge keys stand for what they name, YAML inside an annotation is checked like the pod's own fields, and a
-// map of many keys parses in time linear in its size.
+// `<<` merge keys stand for what they name, and YAML inside an annotation is checked like the pod's own fields.
+// A map of many keys: test/e2e/manifest-size.test.ts.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -136,13 +136,5 @@ describe('--inject and anchors', () => {
   test('an anchor nothing else uses is edited as any node', () => {
     const result = inject(source(shared.replace('command: *cmd}', 'command: [./serve]}')), { image: 'i', native: false });
     assert.equal(result.kind, 'done');
-  });
-});
-
-describe('size', () => {
-  test('a map of 200,000 keys parses and checks in one pass (a quadratic check of unique keys would take minutes)', () => {
-    const keys = Array.from({ length: 200_000 }, (_, i) => `  k${i}: v`).join('\n');
-    const yaml = `kind: ConfigMap\nmetadata: {name: big}\ndata:\n${keys}\n`;
-    assert.deepEqual(check(source(yaml)), []);
   });
 });
