@@ -1,0 +1,85 @@
+// The manifest tools under an address-space limit (RLIMIT_AS: `ulimit -v`, `prlimit --as`, some CI runners'):
+// Node maps over a GiB of it idle, the shell parser's WebAssembly memory would take whatever is left (V8 maps a
+// memory's whole maximum up front, or all the room there is), and V8 aborts where a heap page cannot be mapped.
+// So the parser's memory is sized from the room left, a file that would not fit is refused before it is read,
+// and a limit too small for any work is said at once: each in one line naming the limit and what it needs.
+
+import { readFileSync } from 'node:fs';
+
+/** The address-space limit of this process and what it maps now, in bytes. */
+export interface AddressSpace {
+  readonly limit: number;
+  readonly used: number;
+}
+
+const MIB = 1024 * 1024;
+
+/** This process's soft RLIMIT_AS and VmSize (/proc); undefined without a limit, or without /proc to tell. */
+export function addressSpace(read = (path: string): string => readFileSync(path, 'latin1')): AddressSpace | undefined {
+  try {
+    const limit = /^Max address space\s+(\d+)\s/m.exec(read('/proc/self/limits'))?.[1];
+    const used = /^VmSize:\s+(\d+) kB$/m.exec(read('/proc/self/status'))?.[1];
+    return limit === undefined || used === undefined ? undefined : { limit: Number(limit), used: Number(used) * 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The parser's WebAssembly memory: its starting size (web-tree-sitter's own), and its share of the room. */
+const PARSER_INITIAL_BYTES = 32 * MIB;
+const PARSER_SHARE = 1 / 4;
+/** The most the parser's memory grows to without a limit: web-tree-sitter's own maximum. */
+const PARSER_MAX_BYTES = 2048 * MIB;
+/**
+ * What the heap maps for each byte of input, at its peak (--inject, which keeps the text, the edits and the
+ * output), with room to spare: measured by test/e2e/manifest-memory.test.ts, which runs the bound it gives.
+ */
+const BYTES_PER_INPUT_BYTE = 64;
+/** What the heap maps at its peak for the smallest file, above what is mapped before the parser loads. */
+const BASE_BYTES = 96 * MIB;
+
+const PAGE = 65536;
+
+/** A WebAssembly memory's size in 64 KiB pages: where it starts, the most it grows to. */
+export interface ParserMemory {
+  readonly initial: number;
+  readonly maximum: number;
+}
+
+/** The WebAssembly memory the shell parser gets under a limit; undefined (its own default) without one. */
+export function parserMemory(space: AddressSpace | undefined): ParserMemory | undefined {
+  if (space === undefined) return undefined;
+  const share = Math.min(PARSER_MAX_BYTES, Math.max(PARSER_INITIAL_BYTES, (space.limit - space.used) * PARSER_SHARE));
+  return { initial: PARSER_INITIAL_BYTES / PAGE, maximum: Math.floor(share / PAGE) };
+}
+
+const LIMIT = 'the address space limit (RLIMIT_AS, ulimit -v)';
+const mib = (bytes: number): number => Math.ceil(bytes / MIB);
+
+/** One line when the limit leaves no room for the tools at all (measured before the parser loads). */
+export function tooSmall(space: AddressSpace | undefined): string | undefined {
+  if (space === undefined) return undefined;
+  const needed = space.used + PARSER_INITIAL_BYTES / PARSER_SHARE + BASE_BYTES;
+  if (space.limit >= needed) return undefined;
+  return `${LIMIT} is ${mib(space.limit)} MiB; the manifest tools need at least ${mib(needed)} MiB`;
+}
+
+/** The largest input that fits in the room left once the parser is loaded; Infinity without a limit. */
+export function inputRoom(space: AddressSpace | undefined): number {
+  if (space === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.floor((space.limit - space.used - BASE_BYTES) / BYTES_PER_INPUT_BYTE));
+}
+
+/** The limit an input of SIZE bytes needs, given what is mapped now. */
+const neededFor = (space: AddressSpace, size: number): number => space.used + BASE_BYTES + size * BYTES_PER_INPUT_BYTE;
+
+/**
+ * One line for an input refused for the room it would need: its size when known (a file), else (a pipe) that
+ * it is larger than the room, and in either case the limit it needs.
+ */
+export function inputTooLarge(name: string, space: AddressSpace, size: number | undefined): string {
+  const room = inputRoom(space);
+  const larger = size === undefined ? `larger than ${(room / MIB).toFixed(1)} MiB` : `${(size / MIB).toFixed(1)} MiB`;
+  const needs = size === undefined ? `more than ${mib(neededFor(space, room))}` : `about ${mib(neededFor(space, size))}`;
+  return `${name}: ${larger}, which needs ${LIMIT} of ${needs} MiB; it is ${mib(space.limit)} MiB`;
+}
