@@ -12,7 +12,7 @@ import { ENTRYPOINT_FLAG, inject } from './inject.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, tooSmall } from './memory.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
 import { type CheckSettings, check, RULES } from './rules.ts';
-import { PLUGIN_NAME } from './select.ts';
+import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
 import { loadShellParserWithin } from './shell.ts';
 import { parseSource, type Source } from './source.ts';
 
@@ -34,7 +34,7 @@ export interface ManifestIo {
 type Env = Readonly<Record<string, string | undefined>>;
 
 const EXIT_FOUND = 1;
-const EXIT_USAGE = 2;
+const EXIT_USAGE = EXIT_TOOL_USAGE;
 
 /**
  * The largest file read: 64 MiB, over 40 times the 1.5 MiB that etcd (so the Kubernetes API server) takes in

@@ -1,13 +1,15 @@
 // The manifest tools through the built bundle under an address-space limit (prlimit --as, as `ulimit -v` or a
 // CI runner sets one): a file of 10,000 Jobs is checked whole, 100 MB on stdin is one line naming the limit
-// and exit 2, and a tool that dies anyway is reported in its own words with a shell's code, never as a
-// wrapper that left sidecars running.
+// and exit 2, a limit below the launcher's floors is the tools' line and exit 2 (the wrapper's stays 125), and
+// a tool that dies anyway is reported in its own words with a shell's code, never as a wrapper that left
+// sidecars running.
 
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { isManifestInvocation, PLUGIN_NAME } from '../../src/manifest/select.ts';
 import { start, WRAPPER } from '../support/process.ts';
 import { MIGRATE_JOB } from '../support/manifest.ts';
 
@@ -61,6 +63,44 @@ describe('the manifest tools under an address-space limit', () => {
       assert.equal(result.code, 2);
     });
   }
+});
+
+describe("below the launcher's floors, before Node starts", () => {
+  const plugin = join(scratch, PLUGIN_NAME);
+  symlinkSync(WRAPPER, plugin);
+  // The launcher tells a tool from the wrapper as select.ts does: each start-up here, by both.
+  const starts: [string, string[]][] = [
+    [WRAPPER, ['--check', jobs]],
+    [WRAPPER, ['--check=-']],
+    [WRAPPER, ['--image', 'registry.example/x:1', '--inject', jobs]],
+    [WRAPPER, ['--image=registry.example/x:1', '--native', '--inject', jobs]],
+    [WRAPPER, ['--image', '--check', '--inject', jobs]],
+    [plugin, ['check', '-f', jobs]],
+    [WRAPPER, ['--', 'true']],
+    [WRAPPER, ['--quit', 'never', '--', '--check']],
+    [WRAPPER, ['--checked', jobs]],
+    [WRAPPER, ['--native', '--', 'true']],
+  ];
+  for (const [file, args] of starts) {
+    const tool = isManifestInvocation(args, file);
+    const shown = [file === plugin ? PLUGIN_NAME : 'istio-job-run', ...args.map((arg) => arg.replace(jobs, 'jobs.yaml'))].join(' ');
+    test(`${shown} under 1000 MiB: ${tool ? "the manifest tools' line, exit 2" : "the wrapper's line, exit 125"}`, async () => {
+      const result = await start('prlimit', [`--as=${1000 * MIB}`, '--', file, ...args]).finished;
+      assert.equal(
+        result.stderr,
+        `istio-job-run: the address space limit (RLIMIT_AS) is 1000 MiB; ${tool ? 'the manifest tools need' : 'the wrapper needs'} at least 1536 MiB (ulimit -v)\n`,
+      );
+      assert.equal(result.code, tool ? 2 : 125);
+    });
+  }
+  test('--check with 16 open files: the limit and what the tools need, exit 2', async () => {
+    const result = await start('prlimit', ['--nofile=16', '--', WRAPPER, '--check', jobs]).finished;
+    assert.equal(
+      result.stderr,
+      'istio-job-run: the open files limit (RLIMIT_NOFILE) is 16; the manifest tools need at least 64 (ulimit -n)\n',
+    );
+    assert.equal(result.code, 2);
+  });
 });
 
 /** The Node half of a bundle started as PID: the launcher's one child, once it waits to read stdin. */
