@@ -9,7 +9,7 @@
 import { PROGRAM } from '../bundle/self.ts';
 import type { KindName } from '../config/kinds.ts';
 import { ENTRYPOINT_FLAG, inject } from './inject.ts';
-import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, tooSmall } from './memory.ts';
+import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from './memory.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
 import { type CheckSettings, check, RULES } from './rules.ts';
 import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
@@ -74,9 +74,10 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
   }
   await loadShellParserWithin(parserMemory(before));
   const files = plugin ? expandDirectories(request.files, io) : request.files;
-  const space = io.addressSpace?.();
-  if (request.kind === 'check') return runCheck(files, request.settings, io, space);
-  return runInject(files, request, `${PROGRAM}:${version}`, io, space);
+  const now = io.addressSpace?.();
+  const room = before === undefined || now === undefined ? undefined : { before, now };
+  if (request.kind === 'check') return runCheck(files, request.settings, io, room);
+  return runInject(files, request, `${PROGRAM}:${version}`, io, room);
 }
 
 /** A file or directory that cannot be used, said as one line. */
@@ -101,17 +102,17 @@ function expandDirectories(files: readonly string[], io: ManifestIo): readonly (
 }
 
 /** The file parsed, or one line saying why it cannot be (a size the address space has no room for, too). */
-function read(path: string | Unusable, io: ManifestIo, space: AddressSpace | undefined): Source | Unusable {
+function read(path: string | Unusable, io: ManifestIo, room: Room | undefined): Source | Unusable {
   if (typeof path !== 'string') return path;
   const name = path === '-' ? '<stdin>' : path;
   let content: string;
-  const room = inputRoom(space);
+  const most = inputRoom(room);
   try {
-    content = io.readFile(path, Math.min(MAX_INPUT_BYTES, room));
+    content = io.readFile(path, Math.min(MAX_INPUT_BYTES, most));
   } catch (error) {
     const { code, size } = error as NodeJS.ErrnoException & { size?: number };
-    const noRoom = code === 'EFBIG' ? room < MAX_INPUT_BYTES && !(size !== undefined && size > MAX_INPUT_BYTES) : outOfMemory(error);
-    if (space !== undefined && noRoom) return { problem: inputTooLarge(name, space, size) };
+    const noRoom = code === 'EFBIG' ? most < MAX_INPUT_BYTES && !(size !== undefined && size > MAX_INPUT_BYTES) : outOfMemory(error);
+    if (room !== undefined && noRoom) return { problem: inputTooLarge(name, room, size) };
     if (code === 'EFBIG') return { problem: `${name}: larger than ${MAX_INPUT_MIB} MiB, the limit of a manifest file` };
     return { problem: `${name}: cannot be read (${code ?? (error as Error).message})` };
   }
@@ -153,11 +154,11 @@ function write(io: ManifestIo, text: string): Written {
   }
 }
 
-function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo, space?: AddressSpace): number {
+function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo, room?: Room): number {
   let code = 0;
   let readerGone = false;
   for (const file of files) {
-    const source = read(file, io, space);
+    const source = read(file, io, room);
     if ('problem' in source) {
       io.stderr(source.problem);
       code = EXIT_USAGE;
@@ -184,13 +185,13 @@ function runInject(
   request: Extract<Request, { kind: 'inject' }>,
   defaultImage: string,
   io: ManifestIo,
-  space?: AddressSpace,
+  room?: Room,
 ): number {
   const texts: string[] = [];
   const problems: string[] = [];
   const notes: string[] = [];
   for (const file of files) {
-    const source = read(file, io, space);
+    const source = read(file, io, room);
     if ('problem' in source) {
       io.stderr(source.problem);
       return EXIT_USAGE;

@@ -47,11 +47,13 @@ export interface ParserMemory {
   readonly maximum: number;
 }
 
+/** The parser's memory for ROOM bytes above what is mapped: its share, from its starting size to its maximum. */
+const parserShare = (room: number): number => Math.min(PARSER_MAX_BYTES, Math.max(PARSER_INITIAL_BYTES, room * PARSER_SHARE));
+
 /** The WebAssembly memory the shell parser gets under a limit; undefined (its own default) without one. */
 export function parserMemory(space: AddressSpace | undefined): ParserMemory | undefined {
   if (space === undefined) return undefined;
-  const share = Math.min(PARSER_MAX_BYTES, Math.max(PARSER_INITIAL_BYTES, (space.limit - space.used) * PARSER_SHARE));
-  return { initial: PARSER_INITIAL_BYTES / PAGE, maximum: Math.floor(share / PAGE) };
+  return { initial: PARSER_INITIAL_BYTES / PAGE, maximum: Math.floor(parserShare(space.limit - space.used) / PAGE) };
 }
 
 const LIMIT = 'the address space limit (RLIMIT_AS, ulimit -v)';
@@ -65,22 +67,38 @@ export function tooSmall(space: AddressSpace | undefined): string | undefined {
   return `${LIMIT} is ${mib(space.limit)} MiB; the manifest tools need at least ${mib(needed)} MiB`;
 }
 
-/** The largest input that fits in the room left once the parser is loaded; Infinity without a limit. */
-export function inputRoom(space: AddressSpace | undefined): number {
-  if (space === undefined) return Number.POSITIVE_INFINITY;
-  return Math.max(0, Math.floor((space.limit - space.used - BASE_BYTES) / BYTES_PER_INPUT_BYTE));
+/** The address space before the parser loaded and now: what the inputs have to fit in. */
+export interface Room {
+  readonly before: AddressSpace;
+  readonly now: AddressSpace;
 }
 
-/** The limit an input of SIZE bytes needs, given what is mapped now. */
-const neededFor = (space: AddressSpace, size: number): number => space.used + BASE_BYTES + size * BYTES_PER_INPUT_BYTE;
+/** The largest input that fits in the room left once the parser is loaded; Infinity without a limit. */
+export function inputRoom(room: Room | undefined): number {
+  if (room === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.floor((room.now.limit - room.now.used - BASE_BYTES) / BYTES_PER_INPUT_BYTE));
+}
+
+/**
+ * The limit an input of SIZE bytes needs: the room above what was mapped before the parser loaded, less the
+ * parser's share of it (which grows with the limit) and what loading it mapped besides, must hold the input.
+ */
+function limitFor(room: Room, size: number): number {
+  const { before, now } = room;
+  const loaded = now.used - before.used - parserShare(before.limit - before.used);
+  const rest = loaded + BASE_BYTES + size * BYTES_PER_INPUT_BYTE;
+  // The least R with R - parserShare(R) >= rest; R - parserShare(R) grows with R.
+  const above = Math.min(Math.max(rest + PARSER_INITIAL_BYTES, rest / (1 - PARSER_SHARE)), rest + PARSER_MAX_BYTES);
+  return before.used + above;
+}
 
 /**
  * One line for an input refused for the room it would need: its size when known (a file), else (a pipe) that
  * it is larger than the room, and in either case the limit it needs.
  */
-export function inputTooLarge(name: string, space: AddressSpace, size: number | undefined): string {
-  const room = inputRoom(space);
-  const larger = size === undefined ? `larger than ${(room / MIB).toFixed(1)} MiB` : `${(size / MIB).toFixed(1)} MiB`;
-  const needs = size === undefined ? `more than ${mib(neededFor(space, room))}` : `about ${mib(neededFor(space, size))}`;
-  return `${name}: ${larger}, which needs ${LIMIT} of ${needs} MiB; it is ${mib(space.limit)} MiB`;
+export function inputTooLarge(name: string, room: Room, size: number | undefined): string {
+  const most = inputRoom(room);
+  const larger = size === undefined ? `larger than ${(most / MIB).toFixed(1)} MiB` : `${(size / MIB).toFixed(1)} MiB`;
+  const needs = size === undefined ? `more than ${mib(limitFor(room, most))}` : `about ${mib(limitFor(room, size))}`;
+  return `${name}: ${larger}, which needs ${LIMIT} of ${needs} MiB; it is ${mib(room.now.limit)} MiB`;
 }

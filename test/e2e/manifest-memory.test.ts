@@ -39,6 +39,17 @@ describe('the manifest tools under an address-space limit', () => {
     });
   }
 
+  test(`--check of ${JOBS} Jobs under 1536 MiB: the limit they need, exit 2; under that limit they are checked`, async () => {
+    const refused = await underLimit(1536, ['--check', jobs]).finished;
+    const needs = new RegExp(
+      `^istio-job-run: ${jobs}: [\\d.]+ MiB, which needs the address space limit \\(RLIMIT_AS, ulimit -v\\) of about (\\d+) MiB; it is 1536 MiB\n$`,
+    ).exec(refused.stderr);
+    assert.ok(needs !== null, refused.stderr);
+    assert.deepEqual([refused.code, refused.stdout], [2, '']);
+    const result = await underLimit(Number(needs[1]), ['--check', jobs]).finished;
+    assert.deepEqual([result.code, result.stderr, result.stdout.split('\n').length - 1], [1, '', JOBS]);
+  });
+
   test(`--inject of ${JOBS} Jobs under 2048 MiB: every Job rewritten, exit 0`, async () => {
     const result = await underLimit(2048, ['--inject', jobs]).finished;
     assert.equal(result.stderr, '');

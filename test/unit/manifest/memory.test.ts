@@ -44,15 +44,22 @@ describe('the room', () => {
     );
   });
   test('the largest input grows with the limit; none is refused without one', () => {
+    const room = (limitMib: number, usedMib: number) => ({ before: space(limitMib, 1200), now: space(limitMib, usedMib) });
     assert.equal(inputRoom(undefined), Number.POSITIVE_INFINITY);
-    assert.ok(inputRoom(space(2048, 1400)) < inputRoom(space(3072, 1400)));
-    assert.equal(inputRoom(space(1400, 1400)), 0);
+    assert.ok(inputRoom(room(2048, 1400)) < inputRoom(room(3072, 1400)));
+    assert.equal(inputRoom(room(1400, 1400)), 0);
   });
 });
 
 describe('--check under a limit', () => {
-  async function check(space: AddressSpace, file: { text: string; size?: number }): Promise<{ code: number; stderr: string[] }> {
+  /** runManifest with the address space BEFORE the parser loads, and NOW after (BEFORE too, when left out). */
+  async function check(
+    before: AddressSpace,
+    file: { text: string; size?: number },
+    now = before,
+  ): Promise<{ code: number; stderr: string[] }> {
     const stderr: string[] = [];
+    const spaces = [before, now];
     const io: ManifestIo = {
       readFile: (_path, maxBytes) => {
         const size = file.size ?? Buffer.byteLength(file.text);
@@ -62,26 +69,29 @@ describe('--check under a limit', () => {
       listDir: () => undefined,
       stdout: () => undefined,
       stderr: (line) => stderr.push(line),
-      addressSpace: () => space,
+      addressSpace: () => (spaces.length > 1 ? spaces.shift() : spaces[0]),
     };
     return { code: await runManifest(['--check', 'jobs.yaml'], 'istio-job-run', '9.9.9', io), stderr };
   }
-  const small: AddressSpace = { limit: 1700 * MIB, used: 1400 * MIB };
-  test('a file too large for the room: its size and the limit it needs, exit 2, before it is read', async () => {
-    assert.deepEqual(await check(small, { text: '', size: 10 * MIB }), {
+  // 500 MiB of room: the parser gets 125 MiB, loading it maps 5 MiB more.
+  const before: AddressSpace = { limit: 1700 * MIB, used: 1200 * MIB };
+  const loaded: AddressSpace = { limit: 1700 * MIB, used: 1330 * MIB };
+  test('a file too large for the room: its size and the limit it needs (the parser takes its share), exit 2', async () => {
+    // 5 + 96 + 640 MiB besides the parser: 988 MiB of room, of which the parser takes a quarter.
+    assert.deepEqual(await check(before, { text: '', size: 10 * MIB }, loaded), {
       code: 2,
-      stderr: ['jobs.yaml: 10.0 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of about 2136 MiB; it is 1700 MiB'],
+      stderr: ['jobs.yaml: 10.0 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of about 2188 MiB; it is 1700 MiB'],
     });
   });
   test('a pipe past the room: the most that fits and the limit it needs, exit 2', async () => {
-    const result = await check(small, { text: 'x'.repeat(4 * MIB) });
+    const result = await check(before, { text: 'x'.repeat(5 * MIB) }, loaded);
     assert.equal(result.code, 2);
     assert.deepEqual(result.stderr, [
-      'jobs.yaml: larger than 3.2 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of more than 1700 MiB; it is 1700 MiB',
+      'jobs.yaml: larger than 4.3 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of more than 1700 MiB; it is 1700 MiB',
     ]);
   });
   test('a file larger than any manifest: the 64 MiB line, whatever the limit', async () => {
-    const result = await check(small, { text: '', size: 100 * MIB });
+    const result = await check(before, { text: '', size: 100 * MIB }, loaded);
     assert.deepEqual(result.stderr, ['jobs.yaml: larger than 64 MiB, the limit of a manifest file']);
   });
   test('a limit too small for any work: one line, exit 2, nothing read', async () => {
