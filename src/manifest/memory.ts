@@ -59,10 +59,14 @@ export function parserMemory(space: AddressSpace | undefined): ParserMemory | un
 const LIMIT = 'the address space limit (RLIMIT_AS, ulimit -v)';
 const mib = (bytes: number): number => Math.ceil(bytes / MIB);
 
+/** The least room R with R - parserShare(R) >= REST: what the parser leaves grows with R. */
+const roomFor = (rest: number): number =>
+  Math.min(Math.max(rest + PARSER_INITIAL_BYTES, rest / (1 - PARSER_SHARE)), rest + PARSER_MAX_BYTES);
+
 /** One line when the limit leaves no room for the tools at all (measured before the parser loads). */
 export function tooSmall(space: AddressSpace | undefined): string | undefined {
   if (space === undefined) return undefined;
-  const needed = space.used + PARSER_INITIAL_BYTES / PARSER_SHARE + BASE_BYTES;
+  const needed = space.used + roomFor(BASE_BYTES);
   if (space.limit >= needed) return undefined;
   return `${LIMIT} is ${mib(space.limit)} MiB; the manifest tools need at least ${mib(needed)} MiB`;
 }
@@ -86,10 +90,7 @@ export function inputRoom(room: Room | undefined): number {
 function limitFor(room: Room, size: number): number {
   const { before, now } = room;
   const loaded = now.used - before.used - parserShare(before.limit - before.used);
-  const rest = loaded + BASE_BYTES + size * BYTES_PER_INPUT_BYTE;
-  // The least R with R - parserShare(R) >= rest; R - parserShare(R) grows with R.
-  const above = Math.min(Math.max(rest + PARSER_INITIAL_BYTES, rest / (1 - PARSER_SHARE)), rest + PARSER_MAX_BYTES);
-  return before.used + above;
+  return before.used + roomFor(loaded + BASE_BYTES + size * BYTES_PER_INPUT_BYTE);
 }
 
 /**
