@@ -112,7 +112,7 @@ function read(path: string | Unusable, io: ManifestIo, room: Room | undefined): 
   } catch (error) {
     const { code, size } = error as NodeJS.ErrnoException & { size?: number };
     const noRoom = code === 'EFBIG' ? most < MAX_INPUT_BYTES && !(size !== undefined && size > MAX_INPUT_BYTES) : outOfMemory(error);
-    if (room !== undefined && noRoom) return { problem: inputTooLarge(name, room, size) };
+    if (room !== undefined && noRoom) return { problem: inputTooLarge(name, room, size, MAX_INPUT_BYTES) };
     if (code === 'EFBIG') return { problem: `${name}: larger than ${MAX_INPUT_MIB} MiB, the limit of a manifest file` };
     return { problem: `${name}: cannot be read (${code ?? (error as Error).message})` };
   }

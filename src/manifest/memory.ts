@@ -94,12 +94,15 @@ function limitFor(room: Room, size: number): number {
 }
 
 /**
- * One line for an input refused for the room it would need: its size when known (a file), else (a pipe) that
- * it is larger than the room, and in either case the limit it needs.
+ * One line for an input refused for the room it would need: its size and the limit it needs when the size is
+ * known (a file); from a pipe, the most that fits and the limit the largest input (LARGEST bytes) needs.
  */
-export function inputTooLarge(name: string, room: Room, size: number | undefined): string {
-  const most = inputRoom(room);
-  const larger = size === undefined ? `larger than ${(most / MIB).toFixed(1)} MiB` : `${(size / MIB).toFixed(1)} MiB`;
-  const needs = size === undefined ? `more than ${mib(limitFor(room, most))}` : `about ${mib(limitFor(room, size))}`;
-  return `${name}: ${larger}, which needs ${LIMIT} of ${needs} MiB; it is ${mib(room.now.limit)} MiB`;
+export function inputTooLarge(name: string, room: Room, size: number | undefined, largest: number): string {
+  const is = mib(room.now.limit);
+  if (size !== undefined) {
+    return `${name}: ${(size / MIB).toFixed(1)} MiB needs ${LIMIT} to be about ${mib(limitFor(room, size))} MiB; it is ${is} MiB`;
+  }
+  const most = (inputRoom(room) / MIB).toFixed(1);
+  const needs = `${mib(largest)} MiB needs it to be about ${mib(limitFor(room, largest))} MiB`;
+  return `${name}: larger than ${most} MiB, the most ${LIMIT} of ${is} MiB leaves room for; ${needs}`;
 }

@@ -42,7 +42,7 @@ describe('the manifest tools under an address-space limit', () => {
   test(`--check of ${JOBS} Jobs under 1536 MiB: the limit they need, exit 2; under that limit they are checked`, async () => {
     const refused = await underLimit(1536, ['--check', jobs]).finished;
     const needs = new RegExp(
-      `^istio-job-run: ${jobs}: [\\d.]+ MiB, which needs the address space limit \\(RLIMIT_AS, ulimit -v\\) of about (\\d+) MiB; it is 1536 MiB\n$`,
+      `^istio-job-run: ${jobs}: [\\d.]+ MiB needs the address space limit \\(RLIMIT_AS, ulimit -v\\) to be about (\\d+) MiB; it is 1536 MiB\n$`,
     ).exec(refused.stderr);
     assert.ok(needs !== null, refused.stderr);
     assert.deepEqual([refused.code, refused.stdout], [2, '']);
@@ -68,7 +68,7 @@ describe('the manifest tools under an address-space limit', () => {
       assert.match(
         result.stderr,
         new RegExp(
-          `^istio-job-run: <stdin>: larger than [\\d.]+ MiB, which needs the address space limit \\(RLIMIT_AS, ulimit -v\\) of more than \\d+ MiB; it is ${mib} MiB\n$`,
+          `^istio-job-run: <stdin>: larger than [\\d.]+ MiB, the most the address space limit \\(RLIMIT_AS, ulimit -v\\) of ${mib} MiB leaves room for; 64 MiB needs it to be about \\d+ MiB\n$`,
         ),
       );
       assert.equal(result.code, 2);

@@ -80,14 +80,14 @@ describe('--check under a limit', () => {
     // 5 + 96 + 640 MiB besides the parser: 988 MiB of room, of which the parser takes a quarter.
     assert.deepEqual(await check(before, { text: '', size: 10 * MIB }, loaded), {
       code: 2,
-      stderr: ['jobs.yaml: 10.0 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of about 2188 MiB; it is 1700 MiB'],
+      stderr: ['jobs.yaml: 10.0 MiB needs the address space limit (RLIMIT_AS, ulimit -v) to be about 2188 MiB; it is 1700 MiB'],
     });
   });
-  test('a pipe past the room: the most that fits and the limit it needs, exit 2', async () => {
+  test('a pipe past the room: the most that fits, and the limit the largest manifest needs, exit 2', async () => {
     const result = await check(before, { text: 'x'.repeat(5 * MIB) }, loaded);
     assert.equal(result.code, 2);
     assert.deepEqual(result.stderr, [
-      'jobs.yaml: larger than 4.3 MiB, which needs the address space limit (RLIMIT_AS, ulimit -v) of more than 1700 MiB; it is 1700 MiB',
+      'jobs.yaml: larger than 4.3 MiB, the most the address space limit (RLIMIT_AS, ulimit -v) of 1700 MiB leaves room for; 64 MiB needs it to be about 6796 MiB',
     ]);
   });
   test('a file larger than any manifest: the 64 MiB line, whatever the limit', async () => {
