@@ -564,13 +564,38 @@ const CASES: readonly Case[] = [
     yaml: job(pod('command: ["./task.sh"]'), { podMeta: INJECTED }),
     expect: { at: 'command: ["./task.sh"]', level: 'error' },
   },
-  ...['yes', 'on', 'Y', 'TRUE'].map(
-    (value): Case => ({
-      name: `sidecar.istio.io/inject: "${value}", one of Istio's own truth values`,
+  // Istio takes "true" and "false" only; another value leaves it to the namespace's policy.
+  ...['yes', 'on', 'Y', 'TRUE'].flatMap((value): Case[] => [
+    {
+      name: `sidecar.istio.io/inject: "${value}" in a namespace that injects`,
       rule: 'unwrapped',
       yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
+      settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
       expect: { at: 'command: ["./task.sh"]', level: 'error' },
-    }),
+    },
+    {
+      name: `sidecar.istio.io/inject: "${value}" in a namespace that does not`,
+      rule: 'unwrapped',
+      yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
+    },
+  ]),
+  // Each value the other injectors take as on, and some they do not.
+  ...(
+    [
+      ['dapr.io/enabled', ['y', 'yes', 'on', '1', 'T', ' True '], ['no', 'false', '0', 'enabled']],
+      ['vault.hashicorp.com/agent-inject', ['1', 't', 'T', 'TRUE', 'true', 'True'], ['0', 'F', 'yes', 'tRUE']],
+      ['consul.hashicorp.com/connect-inject', ['1', 't', 'T', 'TRUE', 'true', 'True'], ['0', 'False', 'on', 'tRUE']],
+      ['linkerd.io/inject', ['enabled', 'ingress'], ['disabled', 'Enabled', 'true']],
+    ] as const
+  ).flatMap(([key, on, off]) =>
+    [...on, ...off].map(
+      (value): Case => ({
+        name: `${key}: "${value}"`,
+        rule: 'unwrapped',
+        yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  ${key}: "${value}"` }),
+        ...((on as readonly string[]).includes(value) ? { expect: { at: 'command: ["./task.sh"]', level: 'error' } } : {}),
+      }),
+    ),
   ),
   {
     name: 'a plain Job whose pod has a revision label',
