@@ -2,8 +2,9 @@
 // same reading as --check's `unwrapped`) is rewritten the way the README's init-container pattern shows: an
 // emptyDir, an init container that --installs istio-job-run into it, the job container's command prefixed with
 // the installed wrapper and `--` (its args untouched), `--quit on-success` under OnFailure, and what the
-// wrapper needs to find each sidecar: the downward-API status variable for Istio, the pod's annotations as a
-// downward-API file for the injected kinds (with their quit switched on), `--also` for a declared auth proxy.
+// wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
+// annotations as a downward-API file in any other pod and for the injected kinds (their quit switched on where
+// unset; set to anything else, the pod is refused), `--also` for a declared auth proxy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
 // Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
 // through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
