@@ -104,6 +104,19 @@ const LINKERD_ENABLED: Reading = { on: ['enabled'], off: ['disabled'], otherwise
 /** Linkerd reads its native-sidecar keys with strconv.ParseBool and ignores a value it cannot parse. */
 const LINKERD_BOOL: Reading = { ...PARSE_BOOL, otherwise: 'unset' };
 
+/**
+ * A boolean flag of a Go program (flag, pflag) among WORDS: the last `--flag` or `--flag=VALUE` decides, VALUE read
+ * by strconv.ParseBool (any other stops the program); unset when the flag is not there.
+ */
+export function readBoolFlag(words: readonly string[], flag: string): Setting {
+  let setting: Setting = 'unset';
+  for (const word of words) {
+    if (word === flag) setting = 'on';
+    else if (word.startsWith(`${flag}=`)) setting = readSetting(PARSE_BOOL, word.slice(flag.length + 1));
+  }
+  return setting;
+}
+
 /** The setting of the first of KEYS present, as READING reads it; unset when none is. */
 export function readFirst(keys: readonly string[], reading: Reading, get: (key: string) => string | undefined): Setting {
   const key = keys.find((candidate) => get(candidate) !== undefined);

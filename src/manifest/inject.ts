@@ -14,7 +14,7 @@ import { isScalar, isSeq, type Node, visit, type YAMLMap, type YAMLSeq } from 'y
 import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../config/options.ts';
 import { STATUS_ANNOTATION } from '../config/mode.ts';
 import { PROGRAM } from '../bundle/self.ts';
-import { ISTIO, readSetting } from '../config/kinds.ts';
+import { ISTIO, readBoolFlag, readSetting } from '../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from './edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from './pod.ts';
 import { unstopped } from './rules.ts';
@@ -248,6 +248,22 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
           `(on is ${reading.on.map((value) => `"${value}"`).join(', ')}): set it to "${on}" and run --inject again`,
       );
   }
+  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit: added where unset.
+  const flags: [YAMLSeq, string][] = [];
+  for (const sidecar of left) {
+    const args = get(sidecar.container, 'args');
+    if (sidecar.container === undefined || !isSeq(args)) continue;
+    const words = items(args).map((item) => text(item) ?? '');
+    for (const flag of ['--quitquitquit', '--health-check']) {
+      const setting = readBoolFlag(words, flag);
+      if (setting === 'unset') flags.push([args, flag]);
+      else if (setting !== 'on')
+        problems.push(
+          `${sidecar.why} runs with ${words.filter((word) => word.startsWith(`${flag}=`)).at(-1)}, which leaves ${flag} off: ` +
+            `write ${flag} instead and run --inject again`,
+        );
+    }
+  }
   // Istio's status variable in a pod with Istio; elsewhere the annotations file says which sidecars it has.
   const istio = pod.sidecars.some((sidecar) => sidecar.kind === ISTIO);
   const podinfo = viaAnnotations.length > 0 || !istio;
@@ -290,16 +306,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     });
   }
   addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
-  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit.
-  for (const sidecar of left) {
-    const args = get(sidecar.container, 'args');
-    if (sidecar.container === undefined || !isSeq(args)) continue;
-    const words = items(args).map((item) => text(item) ?? '');
-    const missing = ['--quitquitquit', '--health-check'].filter(
-      (flag) => !words.some((word) => word === flag || word.startsWith(`${flag}=`)),
-    );
-    for (const flag of missing) editor.append(args as YAMLSeq, DEPTH.containerList, flag);
-  }
+  for (const [args, flag] of flags) editor.append(args, DEPTH.containerList, flag);
   if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
   return [];
 }

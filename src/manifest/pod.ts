@@ -11,6 +11,7 @@ import {
   istioPort,
   type KindName,
   kindNamed,
+  readBoolFlag,
   readFirst,
   readSetting,
   SIDECAR_KINDS,
@@ -302,7 +303,7 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
           ? (words[portWord] as string).split('=')[1]
           : words[portWord + 1];
     const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
-    const quitOn = flag === undefined ? true : words.some((word) => word === flag || word === `${flag}=true`);
+    const quitOn = flag === undefined ? true : readBoolFlag(words, flag) === 'on';
     found.push({
       kind,
       form,

@@ -338,6 +338,15 @@ const REWRITTEN: readonly Rewritten[] = [
       proxy: `{name: proxy, image: "gcr.io/example/${kind}:2", args: ["p:r:i"]}`,
     }),
   ),
+  // Its flags are read by Go's flag package: strconv.ParseBool.
+  ...['1', 'T', 'True'].map(
+    (value): Rewritten => ({
+      name: `cloud-sql-proxy, --quitquitquit=${value} --health-check=${value}`,
+      kind: 'cloud-sql-proxy',
+      podMeta: '{}',
+      proxy: `{name: proxy, image: "gcr.io/example/cloud-sql-proxy:2", args: ["--quitquitquit=${value}", "--health-check=${value}", "p:r:i"]}`,
+    }),
+  ),
   ...[undefined, ...PARSE_BOOL_ON].map(
     (value): Rewritten => ({
       name: `vault-agent, agent-enable-quit: ${JSON.stringify(value ?? 'unset')}`,

@@ -351,13 +351,22 @@ const CASES: readonly Case[] = [
       podMeta: 'annotations:\n  linkerd.io/inject: enabled\n  config.linkerd.io/proxy-admin-shutdown: enabled',
     }),
   },
-  {
-    name: 'a Cloud SQL proxy quit with --quitquitquit',
-    rule: 'quit-not-enabled',
-    yaml: job(
-      `restartPolicy: Never\ncontainers:\n${container(`command: ["sh", "-c", "${TRAP('http://localhost:9091/quitquitquit')} ./task"]`)}\n${container('args: ["--quitquitquit", "p:r:i"]', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
-    ),
-  },
+  // Go's flag packages read a boolean flag's value with strconv.ParseBool; the last one decides.
+  ...[
+    ['--quitquitquit', true],
+    ...['1', 't', 'T', 'TRUE', 'true', 'True'].map((value) => [`--quitquitquit=${value}`, true] as const),
+    ...['0', 'f', 'false', 'False'].map((value) => [`--quitquitquit=${value}`, false] as const),
+    ['--quitquitquit", "--quitquitquit=false', false],
+  ].map(
+    ([flag, on]): Case => ({
+      name: `a Cloud SQL proxy quit with ${flag}`,
+      rule: 'quit-not-enabled',
+      yaml: job(
+        `restartPolicy: Never\ncontainers:\n${container(`command: ["sh", "-c", "${TRAP('http://localhost:9091/quitquitquit')} ./task"]`)}\n${container(`args: ["${flag}", "p:r:i"]`, 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
+      ),
+      ...(on ? {} : { expect: { at: `"sh", "-c", "trap`, level: 'error' } }),
+    }),
+  ),
   // quit-wrong-method
   {
     name: "busybox wget's GET to Istio's quitquitquit",

@@ -408,6 +408,20 @@ describe('--inject per sidecar kind', () => {
       assert.deepEqual(check(source(out)), []);
     });
   }
+  test('a declared proxy with a boolean flag set: kept when on, never written twice; refused in one line when off', () => {
+    const withArgs = (args: string): string =>
+      job(
+        '{}',
+        `      - {name: job, image: x, command: [./task]}\n      - {name: proxy, image: gcr.io/x/cloud-sql-proxy:2, args: [${args}]}`,
+      );
+    const kept = inject(source(withArgs('--quitquitquit=1, --health-check=T, p')), { image: IMAGE, native: false });
+    assert.equal(kept.kind, 'done');
+    assert.deepEqual(podOf((kept as { text: string }).text).containers[1]?.['args'], ['--quitquitquit=1', '--health-check=T', 'p']);
+    const refused = inject(source(withArgs('--quitquitquit, --quitquitquit=f, p')), { image: IMAGE, native: false });
+    assert.deepEqual(refused.kind === 'refused' ? refused.problems.map((problem) => problem.replace(/^.*?: Job j: /, '')) : refused, [
+      'container proxy runs with --quitquitquit=f, which leaves --quitquitquit off: write --quitquitquit instead and run --inject again',
+    ]);
+  });
   test("only a pod with Istio gets Istio's status variable; the others get the annotations file", () => {
     const variables = (out: string): unknown => JSON.stringify(podOf(out).containers[0]?.['env'] ?? []);
     const mountsPodinfo = (out: string): boolean => JSON.stringify(podOf(out).containers[0]?.['volumeMounts']).includes('"/etc/podinfo"');
