@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import type { KindPodSpec } from '../support/kind-pod-main.ts';
 import { podsUnavailable, simulateKindPod } from '../support/pods.ts';
 import { run, WRAPPER } from '../support/process.ts';
-import { containerAsWritten, type StandInKind } from '../support/sidecar-kinds.ts';
+import { annotationsFile, containerAsWritten, type StandInKind } from '../support/sidecar-kinds.ts';
 
 const POD = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
 const job = (...args: string[]): string[] => [WRAPPER, '--quit-timeout', '5s', ...args];
@@ -147,10 +147,7 @@ describe('sidecars of every kind, in a pod', { skip: podsUnavailable() }, () => 
 });
 
 /** Annotations as kubelet writes them: key="value", Go-quoted, one a line. */
-const annotations = (entries: Record<string, string>): string =>
-  `${Object.entries(entries)
-    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
-    .join('\n')}\n`;
+const annotations = annotationsFile;
 const ISTIO_STATUS = JSON.stringify({ initContainers: ['istio-init'], containers: ['istio-proxy'], volumes: ['istio-envoy'] });
 
 describe('sidecars found from the pod annotations file', { skip: podsUnavailable() }, () => {
