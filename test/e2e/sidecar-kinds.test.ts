@@ -346,9 +346,9 @@ const REWRITTEN: readonly Rewritten[] = [
   ),
   ...[undefined, ...PARSE_BOOL_ON].map(
     (value): Rewritten => ({
-      name: `vault-agent, agent-enable-quit: ${JSON.stringify(value ?? 'unset')}`,
+      name: `vault-agent, agent-inject and agent-enable-quit: ${JSON.stringify(value ?? 'unset')}`,
       kind: 'vault-agent',
-      podMeta: annotated({ 'vault.hashicorp.com/agent-inject': 'true', 'vault.hashicorp.com/agent-enable-quit': value }),
+      podMeta: annotated({ 'vault.hashicorp.com/agent-inject': value ?? 'true', 'vault.hashicorp.com/agent-enable-quit': value }),
       injector: { 'vault.hashicorp.com/agent-inject-status': 'injected' },
     }),
   ),
@@ -361,10 +361,10 @@ const REWRITTEN: readonly Rewritten[] = [
   ),
   ...[undefined, ...PARSE_BOOL_ON].map(
     (value): Rewritten => ({
-      name: `consul-dataplane, enable-sidecar-proxy-lifecycle: ${JSON.stringify(value ?? 'unset')}`,
+      name: `consul-dataplane, connect-inject and enable-sidecar-proxy-lifecycle: ${JSON.stringify(value ?? 'unset')}`,
       kind: 'consul-dataplane',
       podMeta: annotated({
-        'consul.hashicorp.com/connect-inject': 'true',
+        'consul.hashicorp.com/connect-inject': value ?? 'true',
         'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': value,
       }),
       injector: { 'consul.hashicorp.com/connect-inject-status': 'injected' },
