@@ -7,15 +7,22 @@
 
 import { type Node as SyntaxNode, Language, Parser } from 'web-tree-sitter';
 import { type Place, QUIT_URLS_VARIABLE, type Request, requestOf } from './requests.ts';
+import type { ParserMemory } from '../yaml/memory.ts';
 import { grammarFiles } from './shell-grammar.ts';
+
+/** WebAssembly's Memory, which the project's type libraries leave out. */
+declare const WebAssembly: { readonly Memory: new (descriptor: ParserMemory) => object };
 
 let parser: Parser | undefined;
 
 /** Loads the parser (WebAssembly) once; every other function here needs it loaded. */
-export async function loadShellParser(): Promise<void> {
+export const loadShellParser = (): Promise<void> => loadShellParserWithin(undefined);
+
+/** The same, its memory bounded (memory.ts): V8 maps a memory's whole maximum at once. */
+export async function loadShellParserWithin(memory: ParserMemory | undefined): Promise<void> {
   if (parser !== undefined) return;
   const files = grammarFiles();
-  await Parser.init({ wasmBinary: files.runtime });
+  await Parser.init({ wasmBinary: files.runtime, ...(memory === undefined ? {} : { wasmMemory: new WebAssembly.Memory(memory) }) });
   const bash = await Language.load(files.bash);
   parser = new Parser();
   parser.setLanguage(bash);
