@@ -108,7 +108,7 @@ struct plan {
     long request_ms; /* --request-timeout */
     int count;
     int unread; /* targets the quit line counted that were not read (a line discarded) */
-    struct quit_target urls[MAX_QUIT_TARGETS];
+    struct quit_target targets[MAX_QUIT_TARGETS];
     int staged;
     struct quit_target staging[MAX_QUIT_TARGETS];
 };

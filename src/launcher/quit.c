@@ -53,7 +53,7 @@ void read_plan(char *words) {
     plan.request_ms = strtol(request, NULL, 10);
     if (plan.request_ms < 1) plan.request_ms = 1;
     long counted = strtol(count, NULL, 10);
-    memcpy(plan.urls, plan.staging, (size_t)plan.staged * sizeof *plan.urls);
+    memcpy(plan.targets, plan.staging, (size_t)plan.staged * sizeof *plan.targets);
     plan.count = plan.staged;
     plan.unread = counted > plan.staged ? (int)(counted - plan.staged) : 0;
     plan.staged = 0;
@@ -128,7 +128,7 @@ void last_resort_quit(int code, const char *why) {
     int pause = QUIT_FIRST_BACKOFF_MS, left = plan.count;
     while (left > 0) {
         for (int i = 0; i < plan.count; i++) {
-            struct quit_target *target = &plan.urls[i];
+            struct quit_target *target = &plan.targets[i];
             if (target->done) continue;
             long long remaining = deadline - now_ms();
             if (remaining <= 0) break;
@@ -151,7 +151,7 @@ void last_resort_quit(int code, const char *why) {
     results[0] = '\0';
     size_t used = 0;
     for (int i = 0; i < plan.count && used < sizeof results; i++) {
-        struct quit_target *target = &plan.urls[i];
+        struct quit_target *target = &plan.targets[i];
         char url[300], last[32], tally[32];
         shown_url(target, url, sizeof url);
         if (target->status > 0) snprintf(last, sizeof last, "%d", target->status);
