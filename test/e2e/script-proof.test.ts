@@ -11,8 +11,16 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { istioPort } from '../../src/config/kinds.ts';
+import { OPTIONS } from '../../src/config/options.ts';
 import { loadShellParser } from '../../src/manifest/shell.ts';
-import { DEFAULT_COUNT, DEFAULT_SEED, type GeneratedScript, generateScripts, writtenScript } from '../support/script-grammar.ts';
+import {
+  DEFAULT_COUNT,
+  DEFAULT_SEED,
+  type GeneratedScript,
+  generateScripts,
+  wrapperScript,
+  writtenScript,
+} from '../support/script-grammar.ts';
 import { describe as describeProven, type Problem, type Proven, proofUnavailable, prove } from '../support/script-proof.ts';
 
 const SEED = Number(process.env['SCRIPT_PROOF_SEED'] ?? DEFAULT_SEED);
@@ -20,6 +28,8 @@ const COUNT = Number(process.env['SCRIPT_PROOF_COUNT'] ?? DEFAULT_COUNT);
 
 const QUIT = `curl -fsS -X POST http://localhost:${istioPort('status')}/quitquitquit`;
 const PROXY_PROCESS = 'pilot-agent';
+const QUIT_FLAG = `--${OPTIONS.quit.flag}`;
+const NO_QUIT: readonly Problem[] = ['no-quit-after-success', 'no-quit-after-failure'];
 
 /** Hand-written scripts whose truth is known: they prove the harness tells each problem, and are proven in turn. */
 const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
@@ -64,7 +74,7 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
       'Never',
       `migrate; rc=$?; curl -s --request=POST http://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
     ),
-    ['no-quit-after-success', 'no-quit-after-failure'],
+    NO_QUIT,
   ],
   [writtenScript('written-quit-in-bash-c', 'sh', 'Never', `bash -c 'migrate; rc=$?; ${QUIT}; exit $rc'`), []],
   [writtenScript('written-quit-in-sh-c', 'bash', 'Never', `sh -c "migrate; rc=\\$?; ${QUIT}; exit \\$rc"`), []],
@@ -78,14 +88,8 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
     ),
     [],
   ],
-  [
-    writtenScript('written-term-trap-only', 'bash', 'Never', `trap '${QUIT}' TERM; migrate`),
-    ['no-quit-after-success', 'no-quit-after-failure'],
-  ],
-  [
-    writtenScript('written-int-hup-trap-only', 'sh', 'Never', `trap '${QUIT}' INT HUP; migrate`),
-    ['no-quit-after-success', 'no-quit-after-failure'],
-  ],
+  [writtenScript('written-term-trap-only', 'bash', 'Never', `trap '${QUIT}' TERM; migrate`), NO_QUIT],
+  [writtenScript('written-int-hup-trap-only', 'sh', 'Never', `trap '${QUIT}' INT HUP; migrate`), NO_QUIT],
   [
     writtenScript(
       'written-health-port',
@@ -93,7 +97,7 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
       'Never',
       `migrate; rc=$?; curl -s -X POST http://localhost:${istioPort('health')}/quitquitquit; exit $rc`,
     ),
-    ['no-quit-after-success', 'no-quit-after-failure'],
+    NO_QUIT,
   ],
   [writtenScript('written-tee-no-pipefail', 'sh', 'Never', `migrate | tee job.log; rc=$?; ${QUIT}; exit $rc`), ['failed-job-ends-0']],
   [writtenScript('written-tee-pipefail', 'bash', 'Never', `set -o pipefail; migrate | tee job.log; rc=$?; ${QUIT}; exit $rc`), []],
@@ -103,10 +107,7 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
   [writtenScript('written-timeout-sh-c', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit $rc`, { prefix: ['timeout', '60'] }), []],
   [writtenScript('written-dumb-init', 'bash', 'Never', `trap '${QUIT}' EXIT; migrate`, { prefix: ['dumb-init', '--'] }), []],
   [writtenScript('written-pkill', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`, { sharesProcesses: true }), []],
-  [
-    writtenScript('written-pkill-unshared', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`),
-    ['no-quit-after-success', 'no-quit-after-failure'],
-  ],
+  [writtenScript('written-pkill-unshared', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`), NO_QUIT],
   [
     writtenScript(
       'written-python',
@@ -125,6 +126,13 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
     ),
     [],
   ],
+  // This project's wrapper, told not to quit, or to quit only after a success under Never.
+  [wrapperScript('written-wrapper-quit-never', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'never'] }), NO_QUIT],
+  [wrapperScript('written-wrapper-quit-equals-never', 'sh', 'Never', 'migrate', { flags: [`${QUIT_FLAG}=never`] }), NO_QUIT],
+  [wrapperScript('written-wrapper-quit-never-variable', 'bash', 'Never', 'migrate', { flags: [], env: 'never' }), NO_QUIT],
+  [wrapperScript('written-wrapper-on-success', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'on-success'] }), ['no-quit-after-failure']],
+  [wrapperScript('written-wrapper-on-success-onfailure', 'sh', 'OnFailure', 'migrate', { flags: [QUIT_FLAG, 'on-success'] }, true), []],
+  [wrapperScript('written-wrapper-default', 'bash', 'Never', 'migrate', { flags: [] }, true), []],
 ];
 
 const unavailable = proofUnavailable();
@@ -142,7 +150,7 @@ describe(`--check agrees with dash and bash on ${COUNT} generated scripts (seed 
       await loadShellParser();
       for (const one of await prove([...WRITTEN.map(([script]) => script), ...generated])) proven.set(one.script.id, one);
     },
-    { timeout: 300_000 },
+    { timeout: 600_000 },
   );
 
   const provenOf = (id: string): Proven => {
@@ -150,6 +158,14 @@ describe(`--check agrees with dash and bash on ${COUNT} generated scripts (seed 
     if (one === undefined) throw new Error(`${id} was not run`);
     return one;
   };
+
+  test('the same seed makes the same scripts, and another seed others', () => {
+    assert.deepEqual(generateScripts(SEED, COUNT), generated);
+    assert.notDeepEqual(
+      generateScripts(SEED + 1, COUNT).map((script) => script.manifest),
+      generated.map((script) => script.manifest),
+    );
+  });
 
   for (const [script, problems] of WRITTEN) {
     test(`the shells find ${script.id} ${problems.length === 0 ? 'working' : problems.join(', ')}`, () => {

@@ -5,7 +5,10 @@
 // readiness wait first, a program in front of the shell. The same seed gives the same scripts. The ports, paths and
 // marker names come from src/config/kinds.ts; the job is one of JOB_PROGRAMS, which the proof's pod stands in for.
 
+import { PROGRAM } from '../../src/bundle/self.ts';
 import { ISTIO, istioPort } from '../../src/config/kinds.ts';
+import { STATUS_ANNOTATION } from '../../src/config/mode.ts';
+import { OPTIONS, STATUS_VARIABLE } from '../../src/config/options.ts';
 
 export type Shell = 'sh' | 'bash';
 export type Policy = 'Never' | 'OnFailure';
@@ -30,7 +33,7 @@ export const JOB_PROGRAMS = ['migrate', 'backup-db', 'generate-report', 'sync-us
 const JOBS = ['migrate --to latest', 'backup-db --full', 'generate-report --since 24h', 'sync-users', './run-job.sh'];
 
 /** A small seeded generator (mulberry32): the same seed, the same scripts. */
-export class Random {
+class Random {
   private state: number;
   constructor(seed: number) {
     this.state = seed >>> 0;
@@ -57,7 +60,7 @@ export class Random {
 }
 
 /** A word quoted for the shell as people quote one: single quotes where it has none, else double quotes. */
-export function quote(text: string): string {
+function quote(text: string): string {
   if (!text.includes("'")) return `'${text}'`;
   if (!/["$`\\]/.test(text)) return `"${text}"`;
   return `'${text.replaceAll("'", `'\\''`)}'`;
@@ -169,6 +172,12 @@ function quitOf(r: Random, shell: Shell): Quit {
   throw new Error('no such quit');
 }
 
+/** A trap that runs ACTION: in quotes where they read well, else in a function, as people write it. */
+function trapped(action: string, signals: string): string[] {
+  if (!(action.includes("'") && /["$`\\]/.test(action))) return [`trap ${quote(action)} ${signals}`];
+  return [`stop_sidecar() { ${action}; }`, `trap stop_sidecar ${signals}`];
+}
+
 /** How the quit's failure is handled where it is written. */
 function guarded(r: Random, quit: string): string {
   return `${quit}${r.weighted([
@@ -187,6 +196,8 @@ interface Parts {
   readonly job: string;
   readonly quit: string;
   readonly variable: string;
+  /** Whether set -e is already on from the script's first lines. */
+  readonly errexit: boolean;
 }
 
 type Statements = string[];
@@ -248,7 +259,7 @@ const STRUCTURES: readonly (readonly [number, string, (p: Parts, shapes: string[
       s.push(`trap-${form}`);
       if (form === 'function') return [`cleanup() { ${p.quit}; }`, `trap cleanup ${signals}`, p.job];
       const action = form === 'plain' ? p.quit : form === 'keep' ? `rc=$?; ${p.quit}; exit $rc` : `${p.quit}; exit 0`;
-      return [`trap ${quote(action)} ${signals}`, p.job];
+      return [...trapped(action, signals), p.job];
     },
   ],
   [
@@ -256,7 +267,7 @@ const STRUCTURES: readonly (readonly [number, string, (p: Parts, shapes: string[
     'signal-trap',
     (p) => {
       const signals = p.r.pick(['TERM', 'INT TERM', 'SIGTERM SIGINT', 'HUP INT TERM']);
-      return [`trap ${quote(p.quit)} ${signals}`, p.job, ...(p.r.chance(0.5) ? ['echo "done"'] : [])];
+      return [...trapped(p.quit, signals), p.job, ...(p.r.chance(0.5) ? ['echo "done"'] : [])];
     },
   ],
   [2, 'quit-first', (p, s) => (p.r.chance(0.5) ? [p.quit, p.job] : [p.quit, p.job, `${p.variable}=$?`, exitWith(p, s)])],
@@ -327,17 +338,14 @@ const STRUCTURES: readonly (readonly [number, string, (p: Parts, shapes: string[
     4,
     'nested-shell',
     (p, s) => {
+      if (p.r.chance(0.3)) return [`sh -c ${quote(p.job)}`, `${p.variable}=$?`, p.quit, exitWith(p, s)];
       const inner = p.r.pick(['sh', 'bash', 'exec sh', 'exec bash']);
-      s.push(`nested-${inner.replace(' ', '-')}`);
-      return p.r.pick([
-        [`${inner} -c ${quote(`${p.job} && ${p.quit}`)}`],
-        [`${inner} -c ${quote(`${p.job}; rc=$?; ${p.quit}; exit $rc`)}`],
-        [`sh -c ${quote(p.job)}`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
-      ]);
+      s.push(`inner:${inner}`);
+      return [`${inner} -c ${quote(p.r.chance(0.5) ? `${p.job} && ${p.quit}` : `${p.job}; rc=$?; ${p.quit}; exit $rc`)}`];
     },
   ],
-  [2, 'exec', (p) => (p.r.chance(0.6) ? [`trap ${quote(p.quit)} EXIT`, `exec ${p.job}`] : [`exec ${p.job}`])],
-  [2, 'err-trap', (p) => ['set -e', `trap ${quote(p.quit)} ERR`, p.job, p.quit]],
+  [2, 'exec', (p) => (p.r.chance(0.6) ? [...trapped(p.quit, 'EXIT'), `exec ${p.job}`] : [`exec ${p.job}`])],
+  [2, 'err-trap', (p) => [...(p.errexit ? [] : ['set -e']), ...trapped(p.quit, 'ERR'), p.job, p.quit]],
   [3, 'set+e', (p, s) => ['set +e', p.job, `${p.variable}=$?`, 'set -e', p.quit, exitWith(p, s)]],
   [4, 'quit-on-success', (p) => [p.job, `${p.variable}=$?`, `if [ $${p.variable} -eq 0 ]; then ${p.quit}; fi`, `exit $${p.variable}`]],
 ];
@@ -409,7 +417,7 @@ function containerLines(r: Random, shell: Shell, script: string, oneLine: boolea
 }
 
 /** The Job around a script: an Istio sidecar asked for by label or annotation, as the corpus shows. */
-function manifestOf(where: 'labels' | 'annotations', id: string, policy: Policy, quit: Quit, container: readonly string[]): string {
+function manifestOf(where: 'labels' | 'annotations', id: string, policy: Policy, shares: boolean, container: readonly string[]): string {
   const marker = (where === 'labels' ? ISTIO.template.inject?.labels[0] : ISTIO.template.inject?.annotations[0]) ?? '';
   return [
     'apiVersion: batch/v1',
@@ -424,16 +432,62 @@ function manifestOf(where: 'labels' | 'annotations', id: string, policy: Policy,
     `        ${marker}: "true"`,
     '    spec:',
     `      restartPolicy: ${policy}`,
-    ...(quit.sharesProcesses === true ? ['      shareProcessNamespace: true'] : []),
+    ...(shares ? ['      shareProcessNamespace: true'] : []),
     '      containers:',
     '      - name: job',
     `        image: registry.example/${id}:1.0`,
-    ...(quit.env === undefined
-      ? []
-      : ['        env:', `        - name: ${quit.env.name}`, `          value: ${JSON.stringify(quit.env.value)}`]),
     ...container,
     '',
   ].join('\n');
+}
+
+/** A container's env entries. */
+const envLines = (entries: readonly string[]): string[] => ['        env:', ...entries.map((line) => `        ${line}`)];
+
+/** How the wrapper's quit policy is set: flags on its command line, or its variable. */
+interface WrapperQuit {
+  readonly flags: readonly string[];
+  readonly env?: string;
+}
+
+/**
+ * SCRIPT under this project's wrapper, as the README has it (the downward API's sidecar status), its quit policy
+ * set or not: the wrapper waits, runs the shell, and quits the sidecar itself.
+ */
+export function wrapperScript(id: string, shell: Shell, policy: Policy, script: string, quit: WrapperQuit, split = false): GeneratedScript {
+  const env = envLines([
+    `- name: ${STATUS_VARIABLE}`,
+    `  valueFrom: {fieldRef: {fieldPath: "metadata.annotations['${STATUS_ANNOTATION}']"}}`,
+    ...(quit.env === undefined ? [] : [`- name: ${OPTIONS.quit.env}`, `  value: ${quit.env}`]),
+  ]);
+  const flow = (words: readonly string[]): string => `[${words.map((word) => JSON.stringify(word)).join(', ')}]`;
+  const command = [PROGRAM, ...quit.flags, '--'];
+  const container = split
+    ? [`        command: ${flow(command)}`, `        args: ${flow([shell, '-c', script])}`]
+    : [`        command: ${flow([...command, shell, '-c', script])}`];
+  const named = quit.env === undefined ? quit.flags.join(' ') || 'default' : `${OPTIONS.quit.env}=${quit.env}`;
+  return {
+    id,
+    shell,
+    policy,
+    script,
+    shapes: [`wrapper:${named}`],
+    manifest: manifestOf('labels', id, policy, false, [...env, ...container]),
+  };
+}
+
+function wrapped(r: Random, id: string, shell: Shell, policy: Policy, job: string): GeneratedScript {
+  const flag = `--${OPTIONS.quit.flag}`;
+  const quit = r.weighted<WrapperQuit>([
+    [4, { flags: [] }],
+    [1, { flags: [flag, 'never'] }],
+    [1, { flags: [`${flag}=never`] }],
+    [1, { flags: [flag, 'on-success'] }],
+    [1, { flags: [`${flag}=on-success`] }],
+    [1, { flags: [], env: 'never' }],
+    [1, { flags: [], env: 'on-success' }],
+  ]);
+  return wrapperScript(id, shell, policy, r.pick([job, `echo "Starting job"; ${job}`, `set -e; ${job}`]), quit, r.chance(0.5));
 }
 
 /** One script and its manifest. */
@@ -442,20 +496,18 @@ export function generateScript(seed: number, index: number): GeneratedScript {
   const id = `proof-${String(index).padStart(3, '0')}`;
   const shell: Shell = r.chance(0.6) ? 'sh' : 'bash';
   const policy: Policy = r.chance(0.7) ? 'Never' : 'OnFailure';
+  if (r.chance(0.04)) return wrapped(r, id, shell, policy, r.pick(JOBS));
   const quit = quitOf(r, shell);
   const shapes = [...quit.shapes];
-  const parts: Parts = {
-    r,
-    shell,
-    job: r.pick(JOBS),
-    quit: guarded(r, quit.text),
-    variable: r.pick(['rc', 'rc', 'status', 'exit_code', 'RC', 'code']),
-  };
+  const job = r.pick(JOBS);
+  const guardedQuit = guarded(r, quit.text);
+  const variable = r.pick(['rc', 'rc', 'status', 'exit_code', 'RC', 'code']);
   const statements: string[] = [];
-  if (r.chance(0.3)) {
-    const errexit = shell === 'bash' && r.chance(0.3) ? 'set -euo pipefail' : r.weighted(ERREXIT);
-    statements.push(errexit);
-    shapes.push(errexit);
+  const errexit = r.chance(0.3);
+  if (errexit) {
+    const setE = shell === 'bash' && r.chance(0.3) ? 'set -euo pipefail' : r.weighted(ERREXIT);
+    statements.push(setE);
+    shapes.push(setE);
   } else if (shell === 'sh' && r.chance(0.03)) {
     statements.push('set -eo pipefail');
     shapes.push('sh-pipefail');
@@ -468,11 +520,13 @@ export function generateScript(seed: number, index: number): GeneratedScript {
   if (r.chance(0.2)) statements.push(r.pick(['echo "Starting job"', 'echo "Running $(date)"']));
   const [, name, structure] = r.weighted(STRUCTURES.map((row) => [row[0], row] as const));
   shapes.push(name);
-  statements.push(...structure(parts, shapes));
+  statements.push(...structure({ r, shell, job, quit: guardedQuit, variable, errexit }, shapes));
   const oneLine = r.chance(0.45);
   const script = join(statements, oneLine);
-  const container = containerLines(r, shell, script, oneLine, shapes);
-  return { id, shell, policy, script, shapes, manifest: manifestOf(r.pick(['labels', 'annotations']), id, policy, quit, container) };
+  const env = quit.env === undefined ? [] : envLines([`- name: ${quit.env.name}`, `  value: ${JSON.stringify(quit.env.value)}`]);
+  const container = [...env, ...containerLines(r, shell, script, oneLine, shapes)];
+  const where = r.pick(['labels', 'annotations'] as const);
+  return { id, shell, policy, script, shapes, manifest: manifestOf(where, id, policy, quit.sharesProcesses === true, container) };
 }
 
 /** A script written by hand, in a Job as `command: [PREFIX..., SHELL, "-c", SCRIPT]`. */
@@ -484,8 +538,14 @@ export function writtenScript(
   options: { readonly prefix?: readonly string[]; readonly sharesProcesses?: boolean } = {},
 ): GeneratedScript {
   const command = `        command: [${[...(options.prefix ?? []), shell, '-c', script].map((word) => JSON.stringify(word)).join(', ')}]`;
-  const quit = options.sharesProcesses === true ? { text: '', shapes: [], sharesProcesses: true } : { text: '', shapes: [] };
-  return { id, shell, policy, script, shapes: ['written'], manifest: manifestOf('labels', id, policy, quit, [command]) };
+  return {
+    id,
+    shell,
+    policy,
+    script,
+    shapes: ['written'],
+    manifest: manifestOf('labels', id, policy, options.sharesProcesses === true, [command]),
+  };
 }
 
 /** COUNT scripts from SEED. */

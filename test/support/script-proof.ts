@@ -2,30 +2,36 @@
 // succeeding and once with it failing, inside a pod of its own (test/support/fixtures/proof-pod.c: a private
 // network and PID namespace whose sidecar answers on Istio's real ports, and whose processes run where the pod shares
 // them); real curl, wget, busybox wget, python3, node, pkill, timeout, tini and dumb-init; stand-ins only for the
-// job and for pilot-agent. What really happened (an effective quit before or after the job, the container's status)
+// job and for pilot-agent; the built wrapper where a manifest runs it. What really happened (an effective quit before or after the job, the container's status)
 // says whether the script works, by the shell the manifest names (sh is Debian's dash); the other shell's result is
 // kept beside it. Then --check reads every manifest in one run, and each verdict is compared with the truth.
-// Needs root (namespaces) and gcc.
+// Needs root (namespaces), gcc and the build.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { need } from '../../scripts/tools.ts';
+import { PROGRAM } from '../../src/bundle/self.ts';
 import { ISTIO, istioPort } from '../../src/config/kinds.ts';
+import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../src/config/mode.ts';
 import { runManifest } from '../../src/manifest/cli.ts';
-import { FIXTURES, NODE, start } from './process.ts';
+import { FIXTURES, NODE, start, WRAPPER } from './process.ts';
 import { type GeneratedScript, JOB_PROGRAMS } from './script-grammar.ts';
 
 export type ShellName = 'dash' | 'bash';
 export type JobOutcome = 'success' | 'failure';
 const SHELLS: readonly ShellName[] = ['dash', 'bash'];
+const CLASSIC_STATUS = JSON.stringify({ containers: [PROXY_CONTAINER] });
 const OUTCOMES: readonly JobOutcome[] = ['success', 'failure'];
 /** The failed job's status: not 1, so a status made up by the script is told from the job's. */
 const FAILED = 3;
-/** A run's bound: a script still running then has hung (a wait for a sidecar that is gone). */
-const RUN_TIMEOUT_MS = 5_000;
+/**
+ * A run's bound: a script still running then has hung (a wait for a sidecar that is gone). Far above a run's
+ * usual tens of milliseconds, as a niced Python on a busy machine can take seconds to start.
+ */
+const RUN_TIMEOUT_MS = 30_000;
 
 /** What one run did, from the pod's events. */
 export interface Run {
@@ -57,7 +63,7 @@ export const PROBLEMS = {
 export type Problem = keyof typeof PROBLEMS;
 
 /** The truth of one shell's two runs under the script's restartPolicy. */
-export function problemsOf(policy: GeneratedScript['policy'], success: Run, failure: Run): Problem[] {
+function problemsOf(policy: GeneratedScript['policy'], success: Run, failure: Run): Problem[] {
   const problems: Problem[] = [];
   if (success.timedOut || failure.timedOut) problems.push('hangs');
   if (failure.exit === 0) problems.push('failed-job-ends-0');
@@ -92,8 +98,9 @@ export interface Proven {
   readonly expected: readonly string[];
 }
 
-/** Why the proof cannot run here (it needs root for the namespaces, and the programs the scripts call), or undefined. */
+/** Why the proof cannot run here (root for the namespaces, the build, the programs the scripts call), or undefined. */
 export function proofUnavailable(): string | undefined {
+  if (!existsSync(WRAPPER)) return `needs the build (${WRAPPER}: npm run build)`;
   try {
     need('gcc', 'unshare', 'dash', 'bash', 'curl', 'wget', 'busybox', 'python3', 'pkill', 'pgrep', 'pidof', 'tini', 'dumb-init');
     execFileSync('unshare', ['--net', '--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
@@ -112,13 +119,19 @@ interface Container {
   readonly sharesProcesses: boolean;
 }
 
+interface EnvEntry {
+  readonly name: string;
+  readonly value?: string;
+  readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath?: string } };
+}
+
 function containerOf(manifest: string): Container {
   const job = parse(manifest) as {
     spec: {
       template: {
         spec: {
           shareProcessNamespace?: boolean;
-          containers: { command?: string[]; args?: string[]; env?: { name: string; value: string }[] }[];
+          containers: { command?: string[]; args?: string[]; env?: EnvEntry[] }[];
         };
       };
     };
@@ -128,7 +141,10 @@ function containerOf(manifest: string): Container {
   if (container === undefined) throw new Error('a manifest without a container');
   return {
     argv: [...(container.command ?? []), ...(container.args ?? [])].map(String),
-    env: (container.env ?? []).map(({ name, value }) => `${name}=${value}`),
+    // The downward API's sidecar status, as the injector leaves it on a pod with a classic sidecar.
+    env: (container.env ?? []).map(({ name, value, valueFrom }) =>
+      valueFrom?.fieldRef?.fieldPath?.includes(STATUS_ANNOTATION) === true ? `${name}=${CLASSIC_STATUS}` : `${name}=${value ?? ''}`,
+    ),
     sharesProcesses: pod.shareProcessNamespace === true,
   };
 }
@@ -162,6 +178,7 @@ function stage(): Stage {
   for (const program of JOB_PROGRAMS) if (!program.endsWith('.sh')) symlinkSync(pod, join(bin, program));
   for (const process of ISTIO.template.processes) symlinkSync(pod, join(sidecar, process));
   symlinkSync(NODE, join(bin, 'node'));
+  symlinkSync(WRAPPER, join(bin, PROGRAM));
   // pilot-agent's own commands as a job's script uses them: `request METHOD PATH` goes to Envoy's admin port.
   const ready = `http://localhost:${istioPort('health')}${ISTIO.ready?.path ?? ''}`;
   writeFileSync(
@@ -230,12 +247,13 @@ async function runAll(
         ...run.argv,
       ]);
       const args = [
-        ...['--net', '--pid', '--fork', '--mount-proc', '--', stage.pod],
+        ...['--net', '--pid', '--fork', '--mount-proc', '--kill-child', '--', stage.pod],
         ...[istioPort('status'), istioPort('health'), istioPort('envoy-admin')].map(String),
         ...[ISTIO.quit.path, ISTIO.ready?.path ?? '', ISTIO.template.quitMethods?.[0] ?? 'POST'],
         ...[stage.sidecar, ISTIO.template.processes.join(','), join(work, '.events'), String(RUN_TIMEOUT_MS)],
       ];
-      const running = start('unshare', args, { env: { PATH: stage.path }, timeoutMs: 60_000 + share.length * 200 });
+      // Each run has its bound in the pod; this one only stops a pod that failed to keep it.
+      const running = start('unshare', args, { env: { PATH: stage.path }, timeoutMs: (share.length + 1) * (RUN_TIMEOUT_MS + 1_000) });
       running.process.stdin?.end(Buffer.from(fields.map((field) => `${field}\0`).join('')));
       const finished = await running.finished;
       if (finished.code !== 0) throw new Error(`the proof's pod failed (${finished.code}): ${finished.stderr}`);
