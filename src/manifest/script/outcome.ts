@@ -578,7 +578,7 @@ function caseStatement(node: SyntaxNode, state: State, scope: Scope, context: Co
     const out: State[] = [];
     for (const item of node.namedChildren) {
       if (item === null || item.type !== 'case_item' || pending.length === 0) continue;
-      const patterns = item.childrenForFieldName('value').filter((pattern): pattern is SyntaxNode => pattern !== null);
+      const patterns = item.childrenForFieldName('value').filter((pattern): pattern is SyntaxNode => pattern?.isNamed === true);
       const body = item.namedChildren.filter(
         (child): child is SyntaxNode => child !== null && child.type !== 'comment' && !patterns.some((pattern) => pattern.id === child.id),
       );
@@ -642,7 +642,7 @@ function glob(pattern: string): RegExp {
 
 function whileStatement(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
   const until = node.child(0)?.type === 'until';
-  const conditions = node.childrenForFieldName('condition').filter((child): child is SyntaxNode => child !== null);
+  const conditions = node.childrenForFieldName('condition').filter((child): child is SyntaxNode => child?.isNamed === true);
   const body = node.childForFieldName('body');
   let looping = [state];
   const out: State[] = [];
@@ -689,7 +689,7 @@ function whileStatement(node: SyntaxNode, state: State, scope: Scope, context: C
 function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
   const body = node.childForFieldName('body');
   const variable = node.childForFieldName('variable')?.text;
-  const valueNodes = node.childrenForFieldName('value').filter((child): child is SyntaxNode => child !== null);
+  const valueNodes = node.childrenForFieldName('value').filter((child): child is SyntaxNode => child?.isNamed === true);
   return substitutions(node, state, scope, context).flatMap((ready) => {
     // The operator's variable of quit URLs: one pass, the variable standing for each URL.
     const urls = valueNodes.find((value) => value.text.includes('QUIT_URLS'));
