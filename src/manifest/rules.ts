@@ -251,17 +251,17 @@ const ROWS = [
   {
     id: 'wrapper-never-quits',
     level: 'error',
-    finds: `under restartPolicy Never, ${PROGRAM} set not to quit the sidecar (--quit never, or on-success): the pod hangs`,
+    finds: `${PROGRAM} set not to quit the sidecar (--quit never; on-success under restartPolicy Never): the pod hangs`,
     check: ({ pods }, report) => {
       for (const pod of pods) {
-        if (pod.workload.restartPolicy !== 'Never') continue;
+        const policyOf = pod.workload.restartPolicy;
         for (const container of pod.jobs) {
           if (container.wrapper?.program !== PROGRAM) continue;
           const policy = quitPolicy(container.node);
-          if (policy !== 'never' && policy !== 'on-success') continue;
+          if (policy !== 'never' && (policy !== 'on-success' || policyOf !== 'Never')) continue;
           report(
             pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
-            `container ${container.name}: ${PROGRAM} is set to --${OPTIONS.quit.flag} ${policy}, so under restartPolicy Never the sidecar is not told to quit ` +
+            `container ${container.name}: ${PROGRAM} is set to --${OPTIONS.quit.flag} ${policy}, so under restartPolicy ${policyOf ?? 'Never'} the sidecar is not told to quit ` +
               `${policy === 'never' ? 'when the job ends' : 'when the job fails'} and the pod never completes: use --${OPTIONS.quit.flag} always (the default)`,
           );
         }
@@ -312,7 +312,15 @@ const ROWS = [
         for (const container of pod.containers) {
           for (const aimed of container.aimed) {
             const methods = aimed.envoyAdmin === true ? ['POST'] : aimed.kind?.template.quitMethods;
-            const { method } = aimed.request;
+            const { method, rejected } = aimed.request;
+            if (aimed.what === 'quit' && rejected !== undefined) {
+              report(
+                aimed.line,
+                `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}: ` +
+                  `write ${rejected.replace('=', ' ')}, or ${WRAP}`,
+              );
+              continue;
+            }
             if (aimed.what !== 'quit' || method === 'SIGNAL' || methods === undefined || methods.includes(method)) continue;
             report(
               aimed.line,
@@ -588,7 +596,7 @@ function scriptLine(container: ContainerFacts, row: number, column: number): num
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
 function quitsOf(
   container: ContainerFacts,
-): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs']; signal: boolean }[] {
+): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs']; signal: boolean; rejected: boolean }[] {
   return [
     ...container.aimed
       .filter((aimed) => aimed.what === 'quit')
@@ -597,6 +605,7 @@ function quitsOf(
         ...(aimed.kind === undefined ? {} : { kind: aimed.kind }),
         runs: aimed.request.runs,
         signal: aimed.request.method === 'SIGNAL',
+        rejected: aimed.request.rejected !== undefined,
       })),
     ...container.scriptWrappers
       .filter((wrapper) => wrapper.quits)
@@ -605,6 +614,7 @@ function quitsOf(
         ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}),
         runs: wrapper.runs,
         signal: false,
+        rejected: false,
       })),
   ];
 }
@@ -627,7 +637,12 @@ function judged(container: ContainerFacts): { success: Path[]; failure: Path[] }
 /** Whether the request or wrapper of this id tells a sidecar (of KIND, or any) to quit. */
 function quitsById(container: ContainerFacts, id: number, kind?: SidecarKind): boolean {
   const aimed = container.aimed.find((found) => found.request.id === id);
-  if (aimed !== undefined) return aimed.what === 'quit' && (kind === undefined || aimed.kind === undefined || aimed.kind === kind);
+  if (aimed !== undefined)
+    return (
+      aimed.what === 'quit' &&
+      aimed.request.rejected === undefined &&
+      (kind === undefined || aimed.kind === undefined || aimed.kind === kind)
+    );
   const wrapper = container.scriptWrappers.find((found) => found.id === id);
   return wrapper?.quits === true && wrapper.child !== undefined && !TRIVIAL.has(basename(wrapper.child));
 }
@@ -692,7 +707,11 @@ export function unstopped(pod: Pod, { brokenScriptsCount } = { brokenScriptsCoun
       const stops = container.wrapper?.stops;
       if (stops === 'all' || stops?.includes(sidecar.kind.name as never)) return false;
       for (const quit of quitsOf(container)) {
-        if (!quit.runs.effective && (quit.runs.trap === undefined || quit.runs.trap === 'EXIT' || quit.runs.trap === 'ERR')) continue;
+        if (
+          quit.rejected ||
+          (!quit.runs.effective && (quit.runs.trap === undefined || quit.runs.trap === 'EXIT' || quit.runs.trap === 'ERR'))
+        )
+          continue;
         if (quit.kind === undefined || quit.kind === sidecar.kind) return false;
       }
     }

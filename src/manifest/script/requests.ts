@@ -22,6 +22,8 @@ export interface Request {
   readonly variable?: string;
   /** A sidecar's own program that sends it (`cloud-sql-proxy shutdown`, `pilot-agent request`), or the process signalled. */
   readonly program?: string;
+  /** An option the program rejects, so that it sends nothing (curl takes no `--option=value`). */
+  readonly rejected?: string;
   readonly place: Place;
 }
 
@@ -91,6 +93,7 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
   let head = false;
   let url: Url | undefined;
   let variable: string | undefined;
+  let rejected: string | undefined;
   const target = (word: string): void => {
     url ??= loopback(word);
     const name = /^\$\{?(\w+)\}?$/.exec(word)?.[1];
@@ -103,8 +106,13 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
       break;
     }
     if (arg.startsWith('--')) {
-      const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-      const value = (): string => inline ?? args[++i] ?? '';
+      // curl reads no --option=value: it says the option is unknown and exits 2.
+      if (arg.includes('=')) {
+        rejected ??= arg;
+        continue;
+      }
+      const name = arg;
+      const value = (): string => args[++i] ?? '';
       if (name === '--request') method = value().toUpperCase();
       else if (/^--data(-\w+)?$/.test(name) || name === '--json' || /^--form(-string)?$/.test(name)) {
         value();
@@ -130,9 +138,10 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
     target(arg);
   }
   const said = method ?? (data ? 'POST' : head ? 'HEAD' : 'GET');
-  if (variable !== undefined) return { via: 'curl', method: said, variable, place };
+  const refused = rejected === undefined ? {} : { rejected };
+  if (variable !== undefined) return { via: 'curl', method: said, variable, place, ...refused };
   if (url === undefined) return undefined;
-  return { via: 'curl', ...(url as Url), method: said, place };
+  return { via: 'curl', ...(url as Url), method: said, place, ...refused };
 }
 
 function wget(args: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {

@@ -104,7 +104,12 @@ const CASES: readonly Case[] = [
   // Methods read as curl and wget read them.
   { name: 'curl -sfXPOST', script: './job\nrc=$?\ncurl -sfXPOST http://localhost:15020/quitquitquit\nexit $rc', findings: [] },
   { name: 'curl -fsSX POST', script: './job\nrc=$?\ncurl -fsSX POST http://localhost:15020/quitquitquit\nexit $rc', findings: [] },
-  { name: 'curl --request=POST', script: './job\nrc=$?\ncurl --request=POST localhost:15020/quitquitquit\nexit $rc', findings: [] },
+  { name: 'curl --request POST', script: './job\nrc=$?\ncurl --request POST localhost:15020/quitquitquit\nexit $rc', findings: [] },
+  {
+    name: 'curl --request=POST, which curl rejects',
+    script: './job\nrc=$?\ncurl --request=POST localhost:15020/quitquitquit\nexit $rc',
+    findings: ['quit-wrong-method', 'unwrapped'],
+  },
   { name: 'curl -d ""', script: "./job\nrc=$?\ncurl -s -d '' localhost:15020/quitquitquit\nexit $rc", findings: [] },
   { name: 'a bare curl is a GET', script: './job\nrc=$?\ncurl -s localhost:15020/quitquitquit\nexit $rc', findings: ['quit-wrong-method'] },
   {
@@ -195,6 +200,12 @@ const CASES: readonly Case[] = [
   {
     name: 'istio-job-run --quit on-success under Never',
     command: 'command: ["istio-job-run", "--quit", "on-success", "--", "./job"]',
+    findings: ['wrapper-never-quits'],
+  },
+  {
+    name: 'istio-job-run --quit never under OnFailure',
+    command: 'command: ["istio-job-run", "--quit", "never", "--", "./job"]',
+    restartPolicy: 'OnFailure',
     findings: ['wrapper-never-quits'],
   },
   {
