@@ -65,8 +65,8 @@ const tool = (t: Target, name: string): string => (t.native ? name : `${t.triple
 const libDirs = (t: Target): string[] => (t.native ? [`/lib/${t.triplet}`, `/usr/lib/${t.triplet}`, '/lib64'] : [`/usr/${t.triplet}/lib`]);
 
 /**
- * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and src/manifest/load.ts load
- * those from assets, in classic mode and for --check/--inject only.
+ * The main script without the HTTP client and the manifest tools: src/bundle/load-http.ts and
+ * src/manifest/cli/load.ts load those from assets, in classic mode and for --check/--inject only.
  */
 const apart: esbuild.Plugin = {
   name: 'apart',
@@ -75,7 +75,7 @@ const apart: esbuild.Plugin = {
       args.importer.endsWith('load-http.ts') ? { path: args.path, external: true } : undefined,
     );
     build.onResolve({ filter: /\/cli\.ts$/ }, (args) =>
-      args.importer.endsWith('manifest/load.ts') ? { path: args.path, external: true } : undefined,
+      args.importer.endsWith('manifest/cli/load.ts') ? { path: args.path, external: true } : undefined,
     );
   },
 };
@@ -99,8 +99,8 @@ const noHttp2: esbuild.Plugin = {
 };
 
 /**
- * The shell parser for bundles. Its two WebAssembly files, inlined: src/manifest/shell-grammar.ts reads them from
- * node_modules when run from source; in a bundle its place is taken by their bytes (esbuild's binary loader).
+ * The shell parser for bundles. Its two WebAssembly files, inlined: src/manifest/script/shell-grammar.ts reads
+ * them from node_modules when run from source; in a bundle its place is taken by their bytes (esbuild's binary loader).
  */
 export const shellGrammarInline: esbuild.Plugin = {
   name: 'shell-grammar-inline',
@@ -129,7 +129,7 @@ export interface Scripts {
   readonly app: string;
   /** src/http/undici.ts with undici, as CommonJS: an asset of the executable. */
   readonly http: string;
-  /** src/manifest/cli.ts with yaml, as CommonJS: an asset of the executable. */
+  /** src/manifest/cli/cli.ts with yaml, as CommonJS: an asset of the executable. */
   readonly manifest: string;
   /** Every file esbuild read for them (its metafile), relative to the repository, sorted. */
   readonly inputs: readonly string[];
@@ -145,7 +145,7 @@ export async function bundleJs(dir: string): Promise<Scripts> {
     ...(await esbuildCommonJs('src/bundle/main.ts', main, [])),
     ...(await esbuildCommonJs('src/index.ts', app, [apart])),
     ...(await esbuildCommonJs('src/http/undici.ts', http, [noHttp2])),
-    ...(await esbuildCommonJs('src/manifest/cli.ts', manifest, [shellGrammarInline])),
+    ...(await esbuildCommonJs('src/manifest/cli/cli.ts', manifest, [shellGrammarInline])),
   ];
   return { main, app, http, manifest, inputs: [...new Set(inputs)].sort() };
 }
@@ -267,8 +267,11 @@ export interface Bundle {
   readonly components: readonly Component[];
 }
 
-/** The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit. */
-const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c'].map((file) => `src/launcher/${file}`);
+/**
+ * The launcher's C files: the init, its own lines, the checks before the wrapper starts, the last-resort quit, and
+ * the state they share.
+ */
+const LAUNCHER_SOURCES = ['launcher.c', 'log.c', 'preflight.c', 'quit.c', 'shared.c'].map((file) => `src/launcher/${file}`);
 const LAUNCHER_HEADER_SOURCE = 'src/launcher/launcher.h';
 
 /**
@@ -319,12 +322,14 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
 
 /**
  * The compiler's arguments for the launcher's C files (one command), the protocol's header
- * (scripts/launcher-header.ts) written into `work` first: `-c` for the bundle's objects, or flags and an output
- * for a test's build.
+ * (scripts/launcher-header.ts) written into `work` first and its id given as LAUNCHER_PROTOCOL_WANTED: `-c` for
+ * the bundle's objects, or flags and an output for a test's build.
  */
 export function launcherCompile(loader: string, work: string, rest: readonly string[]): string[] {
-  writeFileSync(join(work, LAUNCHER_HEADER), launcherHeader(loader));
-  return [...LAUNCHER_CFLAGS, '-iquote', work, ...rest, ...LAUNCHER_SOURCES.map((source) => join(root, source))];
+  const header = launcherHeader(loader);
+  writeFileSync(join(work, LAUNCHER_HEADER), header.text);
+  const wanted = `-DLAUNCHER_PROTOCOL_WANTED=${header.id}`;
+  return [...LAUNCHER_CFLAGS, wanted, '-iquote', work, ...rest, ...LAUNCHER_SOURCES.map((source) => join(root, source))];
 }
 
 /** The launcher, static against musl; the Debian packages of what the link put in beside our code. */

@@ -1,13 +1,13 @@
 // npm run docs: the tables of the docs that restate the code's own tables, written from them: in README.md the
 // options (src/config/options.ts, the table --help renders) and the sidecar kinds (src/config/kinds.ts), in
-// docs/MANIFESTS.md the rules of --check (src/manifest/rules.ts). Each sits between a pair of markers,
+// docs/MANIFESTS.md the rules of --check (src/manifest/check/rules.ts). Each sits between a pair of markers,
 // <!-- generated: NAME (npm run docs) --> and <!-- end: NAME -->; nothing else of the file is touched.
 // `npm run docs -- --check` writes nothing and exits 1 when a file differs from what it would write;
 // test/scripts/docs.test.ts fails the same way.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RULES } from '../src/manifest/rules.ts';
+import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
 import { SPECS } from '../src/config/options.ts';
 import { type Endpoint, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
 import { root } from './root.ts';
@@ -66,7 +66,7 @@ export function kindsTable(): string {
 /** Every rule of --check: its id (what a finding line names), its level and what it finds. */
 export function rulesTable(): string {
   const lines = [row(['rule', 'level', 'finds']), row(['---', '---', '---'])];
-  for (const [rule, { level, finds }] of Object.entries(RULES)) lines.push(row([code(rule), cell(level), cell(finds)]));
+  for (const [rule, { level, finds }] of Object.entries(RULE_SUMMARIES)) lines.push(row([code(rule), cell(level), cell(finds)]));
   return lines.join('\n');
 }
 

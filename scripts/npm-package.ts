@@ -1,7 +1,7 @@
 // npm run npm-package: dist/npm/istio-job-run-<version>.tgz, the npm package of the manifest tools for machines
 // where the Linux executable does not run (macOS, Windows): `npm install -g` of it gives the commands
 // `istio-job-run` (--check, --inject) and `kubectl-istio_job_run` (the kubectl plugin) on the user's own Node.
-// One CommonJS file (src/manifest/package-main.ts with yaml, esbuild) and a bin script per command; no
+// One CommonJS file (src/manifest/cli/package-main.ts with yaml, esbuild) and a bin script per command; no
 // dependencies to fetch. Its NOTICES carry the licence texts of what the file holds.
 //   --out DIR   write the tarball there instead of dist/npm/
 
@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
-import { PLUGIN_NAME } from '../src/manifest/select.ts';
+import { PLUGIN_NAME } from '../src/manifest/cli/select.ts';
 import { PROGRAM } from '../src/bundle/self.ts';
 import { dist, shellGrammarInline, version } from './build.ts';
 import { NOTICES, renderNotices } from './notices.ts';
@@ -28,7 +28,7 @@ export async function writeNpmPackage(outDir: string): Promise<string> {
   mkdirSync(join(work, 'bin'), { recursive: true });
   const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: ['src/manifest/package-main.ts'],
+    entryPoints: ['src/manifest/cli/package-main.ts'],
     outfile: join(work, LIB),
     bundle: true,
     platform: 'node',

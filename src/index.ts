@@ -10,9 +10,9 @@ import { systemClock } from './clock.ts';
 import { EXIT_WRAPPER_FAILED } from './command/exit-code.ts';
 import { createLogger } from './log.ts';
 import { main } from './main.ts';
-import { invokedAs, isManifestInvocation } from './manifest/select.ts';
+import { ENDS_TOOL, invokedAs, isManifestInvocation } from './manifest/cli/select.ts';
 import { locateSelf } from './bundle/self.ts';
-import { createSignalRouter } from './command/signals.ts';
+import { createSignalRouter, FORWARDED, IGNORED_BY_NODE, unusedSignals } from './command/signals.ts';
 
 declare const ISTIO_JOB_RUN_VERSION: string | undefined;
 
@@ -25,6 +25,11 @@ const launched = startedByLauncher(process.env);
 // The name users ran: `kubectl-istio_job_run` (a link) is the kubectl plugin.
 const name = invokedAs(launched, process.argv0);
 const tool = isManifestInvocation(process.argv.slice(2), name);
+// Any other signal that would end this process for nothing (one sent to a process group it shares) gets a handler:
+// the launcher has the real-time ones, which Node cannot name, ignored for it from the start.
+for (const signal of unusedSignals([...(tool ? ENDS_TOOL : FORWARDED), ...IGNORED_BY_NODE])) {
+  process.on(signal, () => log.debug(`${signal} sent to the wrapper itself: ignored`));
+}
 const direct = tool
   ? { on: () => undefined }
   : launched
@@ -91,7 +96,7 @@ main({
   install: async (dir) => (await import('./bundle/install.ts')).install(dir, self, version, log),
   manifest: {
     invokedAs: name,
-    run: async (argv) => (await import('./manifest/load.ts')).runManifest(argv, name, version),
+    run: async (argv) => (await import('./manifest/cli/load.ts')).runManifest(argv, name, version),
   },
 }).then(exit, (error: unknown) => {
   log.error(`internal error: ${String(error)}`);

@@ -11,7 +11,7 @@ import { EXIT_WRAPPER_FAILED, exitCodeFor, signalExitCode } from './command/exit
 import type { Http, HttpSettings } from './http/undici.ts';
 import type { QuitPlan } from './launcher/link.ts';
 import type { Logger } from './log.ts';
-import { isManifestInvocation } from './manifest/select.ts';
+import { isManifestInvocation } from './manifest/cli/select.ts';
 import type { Options } from './config/options.ts';
 import type { SidecarLink } from './sidecars/sidecars.ts';
 import { signalName, type SignalRouter } from './command/signals.ts';

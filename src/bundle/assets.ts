@@ -11,7 +11,7 @@ export const APP_CACHE_ASSET = 'istio-job-run.cjs.cache';
 /** The HTTP client (src/http/undici.ts with undici): loaded by src/bundle/load-http.ts, in classic mode only. */
 export const HTTP_ASSET = 'http.cjs';
 export const HTTP_CACHE_ASSET = 'http.cjs.cache';
-/** The manifest tools (src/manifest/cli.ts with yaml): loaded by src/manifest/load.ts, for --check and --inject only. */
+/** The manifest tools (src/manifest/cli/cli.ts with yaml): loaded by src/manifest/cli/load.ts, for --check and --inject only. */
 export const MANIFEST_ASSET = 'manifest.cjs';
 
 /** The arguments Node gives a CommonJS module. */

@@ -51,6 +51,34 @@ export const NOT_FORWARDED: Readonly<Record<string, string>> = {
 export const REALTIME_FIRST = 34;
 export const REALTIME_LAST = 64;
 
+/** Signals whose default action leaves a process running (signal(7)): it ignores, stops or continues it. */
+const SPARED_BY_DEFAULT: readonly string[] = ['SIGCHLD', 'SIGURG', 'SIGWINCH', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'];
+
+/** Node's start-up ignores these itself. */
+export const IGNORED_BY_NODE: readonly NodeJS.Signals[] = ['SIGPIPE', 'SIGXFSZ'];
+
+/** A process's own faults and abort(): left to their default action, so that a real one still ends it. */
+export const OWN_FAULTS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGABRT', 'SIGIOT'];
+
+/**
+ * The named signals that would end the wrapper for nothing when it acts on `used` alone: every one whose default
+ * action ends a process, but KILL (nothing can hold it) and its own faults. The wrapper holds them with handlers.
+ */
+export function unusedSignals(used: readonly string[]): NodeJS.Signals[] {
+  return [...FORWARDED, ...(Object.keys(NOT_FORWARDED) as NodeJS.Signals[])].filter(
+    (name) => !SPARED_BY_DEFAULT.includes(name) && name !== 'SIGKILL' && !OWN_FAULTS.includes(name) && !used.includes(name),
+  );
+}
+
+/**
+ * The numbers 1-64 of the signals that would end the wrapper for nothing when it acts on `used` alone: those of
+ * unusedSignals(used) and every real-time one (Node names none, so it can take none).
+ */
+export function unusedSignalNumbers(used: readonly string[]): number[] {
+  const named = new Set(unusedSignals(used).map(signalNumber));
+  return Array.from({ length: REALTIME_LAST }, (_, i) => i + 1).filter((n) => named.has(n) || !signalTables().names.has(n));
+}
+
 /** Before the command starts, these end the wait: no command runs, the sidecar is told to quit, exit 128+N. */
 export const ENDS_WAIT: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'];
 

@@ -37,7 +37,7 @@ export interface SidecarKind {
   readonly gaveUpHint?: string;
   /** How its injector marks a pod: read from the pod's annotations, when it leaves any. */
   readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
-  /** How a pod template shows it, for --check and --inject (src/manifest/pod.ts reads these). */
+  /** How a pod template shows it, for --check and --inject (src/manifest/pod/pod.ts reads these). */
   readonly template: TemplateMarkers;
   /** The README's table, beside what the listeners and paths say. */
   readonly docs: {

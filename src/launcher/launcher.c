@@ -16,7 +16,8 @@
  *      block them all: they are queued even for PID 1 and read from a signalfd, never delivered. Make fds 0-2
  *      valid, so nothing this program opens can land there.
  *   2. Start the wrapper (Node) with the environment cleaned of what belongs to the job (LD_*, NODE_*, ...), its
- *      soft limits raised to the hard ones, its stderr a pipe of ours, and a socket pair as the channel: another
+ *      soft limits raised to the hard ones, the signals it has no use for ignored (one sent to a group it shares
+ *      must not end it), its stderr a pipe of ours, and a socket pair as the channel: another
  *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
  *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
  *      stops and continues it with us.
@@ -47,10 +48,6 @@
 
 #include "launcher.h"
 
-struct given given;
-struct wrapper wrapper = {.channel = -1, .log = -1, .declared = -1};
-struct command command;
-
 /* What the wrapper's runtime would read from the environment: the job's, not the wrapper's. */
 static const char *const HELD_FROM_WRAPPER[] = {
     "LD_", "GLIBC_TUNABLES=", "MALLOC_", "NODE_", "UV_", "OPENSSL_", "SSL_CERT_", CHANNEL_ENV "=", NULL,
@@ -66,12 +63,12 @@ static const char *const HELD_FROM_WRAPPER[] = {
 #define FINISH_GRACE_MS 10000
 #endif
 #define FINISH_WITHOUT_PLAN_MS 30000
+/* How often a wrapper that a signal it has no use for ended before its handlers existed is started again. */
+#define WRAPPER_RESTARTS 3
 /* With nothing else to do, reap anyway this often: the command's end must not depend on SIGCHLD alone. */
 #define REAP_EVERY_MS 1000
 
-
 extern char **environ;
-
 
 /* Lines to the wrapper, never blocking. A signal that finds no room waits as a count: a standard one once (the
  * kernel merges those too), every instance of a real-time one; apart for each verb, `sig` (the wrapper decides) and
@@ -95,20 +92,6 @@ static struct {
     int discarding;
 } in;
 
-
-
-/* Before the command runs: one line, exit 125. Never called once it runs. */
-__attribute__((format(printf, 1, 2), noreturn)) void fail(const char *format, ...) {
-    char message[PATH_MAX + 256];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    say("error", "%s", message);
-    if (wrapper.pid > 0 && !wrapper.ended) kill(wrapper.pid, SIGKILL);
-    _exit(EXIT_FAILED);
-}
-
 /* The raw system calls: a C library hides some real-time signals from sigprocmask and sigaction. */
 static int set_mask(int how, const sigset_t *set, sigset_t *old) {
     return (int)syscall(SYS_rt_sigprocmask, how, set, old, SIGNALS / 8);
@@ -131,9 +114,10 @@ static int set_disposition(int signo, void (*handler)(int), void (**old)(int)) {
 /* Every signal but KILL and STOP (which cannot be blocked) and the faults of this program itself. */
 static void fill_blockable(sigset_t *set) {
     memset(set, 0, sizeof *set);
-    unsigned long long bits = ~0ULL;
-    const int own_faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
-    for (size_t i = 0; i < sizeof own_faults / sizeof *own_faults; i++) bits &= ~(1ULL << (own_faults[i] - 1));
+    unsigned long long bits = 0;
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (!IS_OWN_FAULT(signo)) bits |= 1ULL << (signo - 1);
+    }
     memcpy(set, &bits, sizeof bits);
 }
 
@@ -149,7 +133,6 @@ static void take_signals(sigset_t *blockable) {
     fill_blockable(blockable);
     if (set_mask(SIG_BLOCK, blockable, &given.mask) != 0) fail("cannot block signals (rt_sigprocmask): %s", strerror(errno));
 }
-
 
 static int held_from_wrapper(const char *entry) {
     for (const char *const *prefix = HELD_FROM_WRAPPER; *prefix != NULL; prefix++) {
@@ -218,6 +201,16 @@ static char **wrapper_argv(void) {
     return args;
 }
 
+/* What the wrapper takes from nobody directly, ignored before any can reach it: one sent to a process group it
+ * shares would end it for nothing. Node's start-up takes 1-31 back to their default action, and its handlers then
+ * hold them; from 32 up they stay ignored (Node can take none of those, the real-time signals). */
+static int ignore_unused(void) {
+    for (int signo = 1; signo <= SIGNALS; signo++) {
+        if (IGNORED_BY_WRAPPER(signo) && set_disposition(signo, SIG_IGN, NULL) != 0) return -1;
+    }
+    return 0;
+}
+
 static void start_wrapper(void) {
     char **args = wrapper_argv();
     size_t env_count = 0;
@@ -226,7 +219,8 @@ static void start_wrapper(void) {
     if (env == NULL) fail("cannot start the wrapper (calloc): %s", strerror(errno));
 
     int channel[2], log[2], exec_pipe[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) fail("cannot start the wrapper (socketpair): %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0)
+        fail("cannot start the wrapper (socketpair): %s", strerror(errno));
     if (pipe2(log, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0) fail("cannot start the wrapper (pipe2): %s", strerror(errno));
     static char channel_entry[64];
     snprintf(channel_entry, sizeof channel_entry, "%s=%d", CHANNEL_ENV, channel[1]);
@@ -245,7 +239,7 @@ static void start_wrapper(void) {
         /* As PID 1, a group of its own: a terminal's keys reach the command, never the wrapper's first milliseconds.
          * Otherwise ours, so a shell's job control stops and continues it with us, and it writes --help and
          * --version from the terminal's foreground group (a background one stops for it under stty tostop). */
-        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 ||
+        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 || ignore_unused() != 0 ||
             set_mask(SIG_SETMASK, &none, NULL) != 0) {
             report_exec_failure(exec_pipe[1], errno);
         }
@@ -273,7 +267,8 @@ static void start_wrapper(void) {
 
 /* Lines to the wrapper: never blocking; what cannot be written now waits in `out`, then the signals counted. */
 static void flush_to_wrapper(void) {
-    while (wrapper.channel >= 0) {
+    /* None before it said hello: a wrapper started again (restart_wrapper) is told every one. */
+    while (wrapper.channel >= 0 && wrapper.said_hello) {
         while (out.length > 0) {
             ssize_t n = send(wrapper.channel, out.bytes, out.length, MSG_NOSIGNAL);
             if (n <= 0) {
@@ -322,7 +317,8 @@ static int sent_by_command(const struct signalfd_siginfo *info) {
  * action ends it even in the middle of synchronous work; finish() then exits with 128+N. */
 static void end_tool(int signo) {
     if (wrapper.ended || wrapper.done) return;
-    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
+    if (kill(wrapper.pid, signo) != 0 && errno != ESRCH)
+        say("warn", "cannot pass signal %d on to the wrapper (kill): %s", signo, strerror(errno));
 }
 
 /* While the command runs, a signal it would get alone goes to it at once, as read: the same instances, in the same
@@ -330,7 +326,8 @@ static void end_tool(int signo) {
 static int pass_to_command(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (!command.running || !PASSES_WHILE_RUNNING(signo, info->ssi_code == SI_KERNEL)) return 0;
-    if (kill(command.pid, signo) != 0 && errno != ESRCH) say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
+    if (kill(command.pid, signo) != 0 && errno != ESRCH)
+        say("warn", "cannot pass signal %d on to the command (kill): %s", signo, strerror(errno));
     return 1;
 }
 
@@ -450,9 +447,9 @@ static void run_command(long count) {
 static void end_wrapper(int code) {
     wrapper.declared = code;
     wrapper.done = 1;
-    if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH) say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
+    if (!wrapper.ended && kill(wrapper.pid, SIGKILL) != 0 && errno != ESRCH)
+        say("warn", "cannot stop the wrapper (kill): %s", strerror(errno));
 }
-
 
 static void handle_wrapper_line(char *line) {
     char *verb = line, *rest = strchr(line, ' ');
@@ -529,6 +526,26 @@ static void read_wrapper_log(void) {
         }
         add_log(chunk, (size_t)n);
     }
+}
+
+/* Node's start-up takes 1-31 back to their default action a moment before its handlers exist: one it has no use
+ * for, sent to a group it shares in that moment, ends it before it has said or done anything. It is started again
+ * (a few times at most), and then told every signal relayed so far. */
+static int restart_wrapper(void) {
+    static int restarts;
+    int signo = WIFSIGNALED(wrapper.status) ? WTERMSIG(wrapper.status) : 0;
+    if (wrapper.said_hello || !IGNORED_BY_WRAPPER(signo) || restarts >= WRAPPER_RESTARTS) return 0;
+    restarts++;
+    read_wrapper_log();
+    if (wrapper.log >= 0) close(wrapper.log);
+    if (wrapper.channel >= 0) close(wrapper.channel);
+    in.length = 0;
+    in.discarding = 0;
+    struct wrapper before = wrapper;
+    wrapper = (struct wrapper){.channel = -1, .log = -1, .declared = -1, .stop_relayed = before.stop_relayed};
+    memcpy(wrapper.typed, before.typed, sizeof wrapper.typed);
+    start_wrapper();
+    return 1;
 }
 
 /* Started by a shell with job control: its parent is in its session but leads another group (the shell's). */
@@ -628,7 +645,6 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
     snprintf(text, size, "died of signal %d (%s)%s", signo, strsignal(signo), why);
 }
 
-
 /* The wrapper died while the command runs: wait for its end alone, passing its signals on. Returns once it ended. */
 static void outlive_wrapper(int signal_fd) {
     say("error", "the wrapper ended while the command runs; waiting for the command (pid %d) alone", (int)command.pid);
@@ -655,8 +671,8 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
     describe_wrapper_end(why, sizeof why, oom_before);
     int finished = wrapper.done && wrapper.declared >= 0;
     /* A manifest tool that TERM, INT or HUP ended: 128+N, as the wrapper's own stop before a command. */
-    int tool_stopped = wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) &&
-                       IS_ENDS_TOOL(WTERMSIG(wrapper.status));
+    int tool_stopped =
+        wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) && IS_ENDS_TOOL(WTERMSIG(wrapper.status));
     if (tool_stopped) {
         flush_log(LOG_FLUSH_MS);
         _exit(128 + WTERMSIG(wrapper.status));
@@ -670,8 +686,8 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
         last_resort_quit(EXIT_FAILED, why);
     }
     /* Reaped orphans do not matter now; the command's status, when it ran, is the code. */
-    int code = command.ended             ? command.code
-               : finished                ? wrapper.declared
+    int code = command.ended           ? command.code
+               : finished              ? wrapper.declared
                : wrapper_interrupted() ? 128 + WTERMSIG(wrapper.status)
                                        : EXIT_FAILED;
     flush_log(LOG_FLUSH_MS);
@@ -701,10 +717,12 @@ int main(int argc, char **argv) {
     /* From here, once the command runs, no path exits before it ends: finish() waits for it. */
     for (;;) {
         reap();
+        if (wrapper.ended && restart_wrapper()) continue;
         if (wrapper.ended || wrapper.done) finish(signal_fd, oom_before);
         if (wrapper.deadline != 0 && now_ms() > wrapper.deadline) {
             if (!wrapper.said_hello) {
-                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)", HELLO_TIMEOUT_MS);
+                say("error", "the wrapper did not start within %d ms (too few pids or threads allowed, or too little memory?)",
+                    HELLO_TIMEOUT_MS);
             } else {
                 say("error", "the wrapper did not finish after the command ended: stopping it");
             }
@@ -713,7 +731,7 @@ int main(int argc, char **argv) {
         }
         struct pollfd fds[] = {
             {.fd = signal_fd, .events = POLLIN},
-            {.fd = wrapper.channel, .events = POLLIN | (out.length > 0 ? POLLOUT : 0)},
+            {.fd = wrapper.channel, .events = POLLIN | (out.length > 0 && wrapper.said_hello ? POLLOUT : 0)},
             {.fd = wrapper.log, .events = POLLIN},
             {.fd = log_out.length > 0 ? 2 : -1, .events = POLLOUT},
         };

@@ -1,7 +1,8 @@
 /*
  * What the files of the launcher share: the state that more than one of them reads, and their functions.
- * launcher.c is the init (signals, the Node half, the command, reaping, the loop); log.c writes its own lines;
- * preflight.c checks the limits and cgroups before the wrapper starts; quit.c is the last-resort quit.
+ * launcher.c is the init (signals, the Node half, the command, reaping, the loop); preflight.c checks the limits
+ * and cgroups before the wrapper starts; quit.c is the last-resort quit; shared.c holds the state more than one
+ * reads and the failure before the command runs; log.c writes its own lines. Each uses only those after it.
  */
 #ifndef LAUNCHER_H
 #define LAUNCHER_H
@@ -30,16 +31,10 @@
 
 #include "launcher-protocol.h"
 
-#if !defined(LOADER) || !defined(LIB_DIR) || !defined(PROGRAM) || !defined(CHANNEL_ENV) || !defined(EXIT_FAILED) || \
-    !defined(LOG_PREFIX) || !defined(TO_WRAPPER_SIGNAL) || !defined(TO_WRAPPER_STARTED) || !defined(TO_WRAPPER_FAILED) || \
-    !defined(TO_WRAPPER_EXITED) || !defined(TO_WRAPPER_SIGNALED) || !defined(TO_WRAPPER_PASSED) || !defined(FROM_WRAPPER_HELLO) ||                     \
-    !defined(FROM_WRAPPER_RUN) || !defined(FROM_WRAPPER_KILL) || !defined(FROM_WRAPPER_EXIT) ||                         \
-    !defined(FROM_WRAPPER_LOG) || !defined(FROM_WRAPPER_QUIT) || !defined(LOG_JSON) || !defined(LOG_FORMAT_FLAG) || !defined(LOG_FORMAT_ENV) ||         \
-    !defined(QUIT_ON_SUCCESS) || !defined(SENT_BY_KERNEL) || !defined(SENT_BY_PROCESS) || !defined(PASSES_WHILE_RUNNING) ||     \
-    !defined(IS_FROM_TERMINAL) || !defined(FROM_WRAPPER_TOOL) || !defined(IS_ENDS_TOOL) || !defined(MAX_LINE_BYTES) ||        \
-    !defined(MAX_QUIT_TARGETS) || !defined(FROM_WRAPPER_TARGET) || !defined(QUIT_ACKNOWLEDGED) || !defined(QUIT_RETRIED) ||  \
-    !defined(QUIT_FIRST_BACKOFF_MS) || !defined(QUIT_MAX_BACKOFF_MS)
-#error "launcher-protocol.h lacks a name launcher.c needs: regenerate it with scripts/launcher-header.ts"
+/* Written for each compile, which is given its id: any other header found first (a stale copy beside these files,
+ * say) is refused, whatever names it has. */
+#if !defined(LAUNCHER_PROTOCOL_ID) || !defined(LAUNCHER_PROTOCOL_WANTED) || LAUNCHER_PROTOCOL_ID != LAUNCHER_PROTOCOL_WANTED
+#error "launcher-protocol.h is not the one this compile wrote: build through launcherCompile (scripts/build.ts)"
 #endif
 
 #define SIGNALS 64
@@ -67,12 +62,12 @@ struct wrapper {
     int log;     /* its stderr, a pipe; -1 once closed */
     int ended, status;
     int said_hello;
-    int done;     /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
-    int declared; /* its exit code, once done */
-    long long deadline; /* when it must have said hello, or said its code after the command ended; 0 for none */
+    int done;               /* it said its exit code, or was stopped for not starting: it is killed, no more lines */
+    int declared;           /* its exit code, once done */
+    long long deadline;     /* when it must have said hello, or said its code after the command ended; 0 for none */
     int typed[SIGNALS + 1]; /* signals a terminal sent our group (the wrapper's too, but as PID 1): Ctrl-C, say */
-    int tool;         /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
-    int stop_relayed; /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
+    int tool;               /* it said `tool`: a manifest tool, which TERM, INT and HUP end by their default action */
+    int stop_relayed;       /* the last of those relayed to it as a line before it said so (read by nobody), or 0 */
 };
 extern struct wrapper wrapper;
 
@@ -127,7 +122,7 @@ void flush_log(int wait_ms);
 void add_log(const char *bytes, size_t length);
 __attribute__((format(printf, 2, 3))) void say(const char *level, const char *format, ...);
 
-/* launcher.c: before the command runs, one line and exit 125. */
+/* shared.c: before the command runs, one line and exit 125. */
 __attribute__((format(printf, 1, 2), noreturn)) void fail(const char *format, ...);
 
 /* preflight.c */

@@ -41,7 +41,7 @@ interface LauncherLink {
   /** Reads the relayed signals from now on: call it once the signal router exists, and not before. */
   listen(listener: SignalListener): void;
   /**
-   * Instead of listen, for a manifest tool (src/manifest/select.ts decides): nothing is read, and the launcher
+   * Instead of listen, for a manifest tool (src/manifest/cli/select.ts decides): nothing is read, and the launcher
    * passes TERM, INT and HUP on as signals, whose default action ends this process, and exits with 128+N.
    */
   tool(): void;

@@ -70,8 +70,8 @@ __attribute__((format(printf, 2, 3))) void say(const char *level, const char *fo
             *e++ = (unsigned char)*c < 0x20 ? ' ' : *c;
         }
         *e = '\0';
-        n = snprintf(line, sizeof line, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"msg\":\"%s\"}\n", when, t.tv_nsec / 1000000,
-                     level, escaped);
+        n = snprintf(line, sizeof line, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"msg\":\"%s\"}\n", when, t.tv_nsec / 1000000, level,
+                     escaped);
     } else {
         const char *tag = strcmp(level, "warn") == 0 ? "warning: " : "";
         n = snprintf(line, sizeof line, "%s%s%s\n", LOG_PREFIX, tag, message);

@@ -53,8 +53,8 @@ void find_self(const char *argv0) {
 static void check_floor(const char *name, const char *what, struct rlimit *limit, rlim_t floor, const char *unit, int shift,
                         const char *ulimit) {
     if (limit->rlim_cur == RLIM_INFINITY || limit->rlim_cur >= floor) return;
-    fail("the %s limit (%s) is %llu%s; the wrapper needs at least %llu%s (%s)", what, name,
-         (unsigned long long)(limit->rlim_cur >> shift), unit, (unsigned long long)(floor >> shift), unit, ulimit);
+    fail("the %s limit (%s) is %llu%s; the wrapper needs at least %llu%s (%s)", what, name, (unsigned long long)(limit->rlim_cur >> shift),
+         unit, (unsigned long long)(floor >> shift), unit, ulimit);
 }
 
 /* The limits Node needs room under: the wrapper's soft ones go up to the hard ones, the command gets its own back. */
@@ -73,9 +73,11 @@ void raise_limits(void) {
     }
     struct rlimit now;
     if (getrlimit(RLIMIT_NOFILE, &now) == 0) check_floor("RLIMIT_NOFILE", "open files", &now, FLOOR_NOFILE, "", 0, "ulimit -n");
-    if (getrlimit(RLIMIT_AS, &now) == 0) check_floor("RLIMIT_AS", "address space", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -v");
+    if (getrlimit(RLIMIT_AS, &now) == 0)
+        check_floor("RLIMIT_AS", "address space", &now, (rlim_t)FLOOR_AS_MIB << 20, " MiB", 20, "ulimit -v");
     if (getrlimit(RLIMIT_DATA, &now) == 0) check_floor("RLIMIT_DATA", "data", &now, (rlim_t)FLOOR_DATA_MIB << 20, " MiB", 20, "ulimit -d");
-    if (getrlimit(RLIMIT_STACK, &now) == 0) check_floor("RLIMIT_STACK", "stack", &now, (rlim_t)FLOOR_STACK_KIB << 10, " KiB", 10, "ulimit -s");
+    if (getrlimit(RLIMIT_STACK, &now) == 0)
+        check_floor("RLIMIT_STACK", "stack", &now, (rlim_t)FLOOR_STACK_KIB << 10, " KiB", 10, "ulimit -s");
 }
 
 /* A number from a one-line file such as pids.max; -1 for "max", a missing file or anything else. */
@@ -120,8 +122,8 @@ long long pids_room(const char *dir) {
     snprintf(path, sizeof path, "%s/pids.current", dir);
     long long current = read_number(path);
     if (max < 0 || current < 0 || max - current >= FLOOR_PIDS) return -1;
-    fail("the pids limit (cgroup pids.max) is %lld with %lld in use; the wrapper needs %d more for its process and threads", max,
-         current, FLOOR_PIDS);
+    fail("the pids limit (cgroup pids.max) is %lld with %lld in use; the wrapper needs %d more for its process and threads", max, current,
+         FLOOR_PIDS);
 }
 
 /* The kernel's count of out-of-memory kills in this cgroup (v2 memory.events, v1 memory.oom_control); -1 unknown. */

@@ -104,7 +104,9 @@ static void shown_url(const struct quit_target *target, char *text, size_t size)
     int path_length = query == NULL ? (int)strlen(target->path) : (int)(query - target->path);
     int cut = path_length > 200;
     snprintf(text, size, "http://%s%.*s%s%s", target->host, cut ? 200 : path_length, target->path, cut ? "..." : "",
-             query == NULL ? "" : *query == '?' ? "?***" : "#***");
+             query == NULL   ? ""
+             : *query == '?' ? "?***"
+                             : "#***");
 }
 
 /* The wrapper ended before its quits: this program tells the sidecars itself, as the policy says, with the
@@ -165,7 +167,8 @@ void last_resort_quit(int code, const char *why) {
         } else if (target->done) {
             n = snprintf(results + used, room, "%sthe %s rejected the quit (POST %s: %s, %s)", sep, target->label, url, last, tally);
         } else {
-            n = snprintf(results + used, room, "%sgave up telling the %s to quit (POST %s: last %s, %s)", sep, target->label, url, last, tally);
+            n = snprintf(results + used, room, "%sgave up telling the %s to quit (POST %s: last %s, %s)", sep, target->label, url, last,
+                         tally);
         }
         used += n > 0 ? (size_t)n : 0;
     }

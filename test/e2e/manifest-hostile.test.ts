@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { PLUGIN_NAME } from '../../src/manifest/select.ts';
+import { PLUGIN_NAME } from '../../src/manifest/cli/select.ts';
 import { cleanEnv, type Finished, PLAIN_EXECUTABLE, start, WRAPPER } from '../support/process.ts';
 import { MIGRATE_JOB } from '../support/manifest.ts';
 

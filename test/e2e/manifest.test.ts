@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { PLUGIN_NAME } from '../../src/manifest/select.ts';
+import { PLUGIN_NAME } from '../../src/manifest/cli/select.ts';
 import { PLAIN_EXECUTABLE, root, run, start, WRAPPER } from '../support/process.ts';
 import { MIGRATE_JOB } from '../support/manifest.ts';
 

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writeNpmPackage } from '../../scripts/npm-package.ts';
 import { pinnedNode } from '../../scripts/pinned-node.ts';
-import { PLUGIN_NAME } from '../../src/manifest/select.ts';
+import { PLUGIN_NAME } from '../../src/manifest/cli/select.ts';
 import { cleanEnv, run, start } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-npm-'));

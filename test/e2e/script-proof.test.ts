@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { istioPort } from '../../src/config/kinds.ts';
 import { OPTIONS } from '../../src/config/options.ts';
-import { loadShellParser } from '../../src/manifest/shell.ts';
+import { loadShellParser } from '../../src/manifest/script/shell.ts';
 import {
   DEFAULT_COUNT,
   DEFAULT_SEED,

@@ -1,6 +1,6 @@
 // A YAML text as the manifest tools parse it, for their tests.
 
-import { parseSource, type Source } from '../../src/manifest/source.ts';
+import { parseSource, type Source } from '../../src/manifest/yaml/source.ts';
 
 export function source(text: string, name = 'test.yaml'): Source {
   const parsed = parseSource(name, text);

@@ -7,7 +7,7 @@
 // --samples N prints N generated manifests and runs nothing; --all prints every script, not only disagreements.
 
 import { parseArgs } from 'node:util';
-import { loadShellParser } from '../../src/manifest/shell.ts';
+import { loadShellParser } from '../../src/manifest/script/shell.ts';
 import { DEFAULT_COUNT, DEFAULT_SEED, generateScripts } from './script-grammar.ts';
 import { describe, proofUnavailable, prove } from './script-proof.ts';
 

@@ -16,7 +16,7 @@ import { need } from '../../scripts/tools.ts';
 import { PROGRAM } from '../../src/bundle/self.ts';
 import { ISTIO, istioPort } from '../../src/config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../src/config/mode.ts';
-import { runManifest } from '../../src/manifest/cli.ts';
+import { runManifest } from '../../src/manifest/cli/cli.ts';
 import { FIXTURES, NODE, start, WRAPPER } from './process.ts';
 import { type GeneratedScript, JOB_PROGRAMS } from './script-grammar.ts';
 

@@ -11,9 +11,9 @@ export const mono = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /**
  * How the stand-in answers one POST /quitquitquit; after the script runs out it accepts. slow-body: 200 and the
- * first bytes of a body whose rest never comes.
+ * first bytes of a body whose rest never comes. held: accepted once releaseQuit() is called.
  */
-export type QuitAnswer = 'accept' | 'hang' | 'reset' | 'slow-body' | number;
+export type QuitAnswer = 'accept' | 'hang' | 'held' | 'reset' | 'slow-body' | number;
 
 export interface SidecarOptions {
   readonly host?: string;
@@ -56,6 +56,7 @@ export class Sidecar extends EventEmitter {
   #shuttingDown = false;
   #quitScript: QuitAnswer[];
   #sockets = new Set<Socket>();
+  #held: (() => void) | undefined;
 
   constructor(options: SidecarOptions = {}) {
     super();
@@ -142,6 +143,12 @@ export class Sidecar extends EventEmitter {
     return this.#ready && !this.#shuttingDown;
   }
 
+  /** Accepts the quit the script holds ('held'). */
+  releaseQuit(): void {
+    this.#held?.();
+    this.#held = undefined;
+  }
+
   /** The proxy dies without a quit: every listener refuses from now on. */
   crash(): void {
     this.#closeAll();
@@ -203,6 +210,13 @@ export class Sidecar extends EventEmitter {
 
     const answer = this.#quitScript.shift() ?? 'accept';
     if (answer === 'hang') return this.#record('agent', req, 'hang');
+    if (answer === 'held') {
+      this.#held = () => {
+        this.#reply('agent', req, res, 200, 'OK');
+        this.#shutdown();
+      };
+      return this.#record('agent', req, 'hang');
+    }
     if (answer === 'slow-body') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 1_000 });
       res.write('OK');

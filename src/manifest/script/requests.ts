@@ -4,6 +4,8 @@
 // is read from the command's words as the program itself reads them; which sidecar it reaches is decided
 // later, from the pod's sidecars and the kinds table.
 
+import { ISTIO, kindNamed } from '../../config/kinds.ts';
+
 /** A place in a script: its row and column, from 0. */
 export interface Place {
   readonly row: number;
@@ -27,8 +29,8 @@ export interface Request {
   readonly place: Place;
 }
 
-/** The Cloud SQL Proxy operator's variable of quit URLs. */
-const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
+/** The Cloud SQL Proxy operator's variable of quit URLs, which its scripts loop over. */
+export const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
 
 /** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
 const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#'"]*)?/i;
@@ -66,13 +68,14 @@ export function requestOf(words: readonly string[], place: Place, loopVariables:
   if (program === 'wget') return wget(args, place, loopVariables);
   // `cloud-sql-proxy shutdown`, `alloydb-auth-proxy shutdown`, `pilot-agent request POST quitquitquit`.
   if ((program === 'cloud-sql-proxy' || program === 'alloydb-auth-proxy') && args.includes('shutdown')) {
-    return { via: program, program, method: 'POST', path: '/quitquitquit', place };
+    return { via: program, program, method: 'POST', path: kindNamed(program).quit.path, place };
   }
   if (program === 'pilot-agent' && args[0] === 'request') {
     const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
     return { via: program, program, method: method.toUpperCase(), path: `/${path.replace(/^\//, '')}`, place };
   }
-  if (program === 'pilot-agent' && args[0] === 'wait') return { via: program, program, method: 'GET', path: '/healthz/ready', place };
+  if (program === 'pilot-agent' && args[0] === 'wait')
+    return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
   // `pkill envoy`, `killall -INT cloud_sql_proxy`, `kill $(pidof daprd)`: a signal to a sidecar's process, which
   // only a pod that shares its process namespace lets a container see.
   if (program === 'pkill' || program === 'killall') {

@@ -7,6 +7,7 @@ import {
   FORWARDED,
   FROM_TERMINAL,
   NOT_FORWARDED,
+  OWN_FAULTS,
   createSignalRouter,
   decide,
   type Action,
@@ -16,6 +17,8 @@ import {
   REALTIME_LAST,
   signalName,
   signalNumber,
+  unusedSignalNumbers,
+  unusedSignals,
 } from '../../../src/command/signals.ts';
 import { signals as exitSignals } from 'signal-exit/signals';
 import { RecordingLogger } from '../fakes.ts';
@@ -307,5 +310,37 @@ describe('createSignalRouter', () => {
       signals.receive(signalNumber('SIGINT'), true);
       assert.equal(signals.beforeStart.reason, signalNumber('SIGINT'));
     });
+  });
+});
+
+describe('what the wrapper has no use for', () => {
+  const unused = unusedSignals(FORWARDED);
+  test("every signal that ends a process by default (signal-exit's list) is forwarded, unused, a fault or KILL", () => {
+    const left = exitSignals.filter((s) => !FORWARDED.includes(s) && !unused.includes(s) && !OWN_FAULTS.includes(s) && s !== 'SIGKILL');
+    assert.deepEqual(left, []);
+  });
+  test('none forwarded, a fault, KILL or one that spares a process by default', () => {
+    const spares = ['SIGCHLD', 'SIGURG', 'SIGWINCH', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'];
+    assert.deepEqual(
+      unused.filter((s) => FORWARDED.includes(s) || OWN_FAULTS.includes(s) || s === 'SIGKILL' || spares.includes(s)),
+      [],
+    );
+  });
+  test('by number: the named ones and every real-time signal, 32-64', () => {
+    const numbers = unusedSignalNumbers(FORWARDED);
+    assert.deepEqual(
+      numbers.filter((n) => n < 32),
+      [...new Set(unused.map(signalNumber))].sort((a, b) => a - b),
+    );
+    assert.deepEqual(
+      numbers.filter((n) => n >= 32),
+      Array.from({ length: 33 }, (_, i) => 32 + i),
+    );
+  });
+  test('a tool, which acts on TERM, INT and HUP alone, has no use for the forwarded rest either', () => {
+    assert.deepEqual(
+      unusedSignals(['SIGTERM', 'SIGINT', 'SIGHUP']).filter((s) => !unused.includes(s)),
+      FORWARDED.filter((s) => !['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGWINCH'].includes(s)),
+    );
   });
 });

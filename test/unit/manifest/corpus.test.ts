@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { inject } from '../../../src/manifest/inject.ts';
-import { check } from '../../../src/manifest/rules.ts';
-import { loadShellParser } from '../../../src/manifest/shell.ts';
+import { inject } from '../../../src/manifest/inject/inject.ts';
+import { check } from '../../../src/manifest/check/rules.ts';
+import { loadShellParser } from '../../../src/manifest/script/shell.ts';
 import { source } from '../../support/manifest.ts';
 import { root } from '../../support/process.ts';
 

@@ -4,11 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { inject } from '../../../src/manifest/inject.ts';
-import { check } from '../../../src/manifest/rules.ts';
-import { loadShellParser } from '../../../src/manifest/shell.ts';
-import { get, getIn, text } from '../../../src/manifest/source.ts';
-import { source } from '../../support/manifest.ts';
+import { inject } from '../../../../src/manifest/inject/inject.ts';
+import { check } from '../../../../src/manifest/check/rules.ts';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { get, getIn, text } from '../../../../src/manifest/yaml/source.ts';
+import { source } from '../../../support/manifest.ts';
 
 await loadShellParser();
 

@@ -5,14 +5,14 @@
 // Exit codes: 0 clean, 1 an error found (--check) or a pod refused (--inject), 2 a file that cannot be read or
 // parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
-import { PROGRAM } from '../bundle/self.ts';
-import type { KindName } from '../config/kinds.ts';
-import { ENTRYPOINT_FLAG, inject } from './inject.ts';
-import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from './pod.ts';
-import { type CheckSettings, check, RULES } from './rules.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
+import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
+import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
+import { type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
 import { PLUGIN_NAME } from './select.ts';
-import { loadShellParser } from './shell.ts';
-import { parseSource, type Source } from './source.ts';
+import { loadShellParser } from '../script/shell.ts';
+import { parseSource, type Source } from '../yaml/source.ts';
 
 export interface ManifestIo {
   /** The file's text; `-` is stdin. Throws as readFileSync does, and EFBIG as soon as it is past maxBytes. */
@@ -27,8 +27,6 @@ export interface ManifestIo {
   readonly env?: Env;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 const EXIT_FOUND = 1;
 const EXIT_USAGE = 2;
 
@@ -40,18 +38,6 @@ export const MAX_INPUT_MIB = 64;
 const MAX_INPUT_BYTES = MAX_INPUT_MIB * 1024 * 1024;
 /** What the kubectl plugin's -f DIR reads in a directory, as kubectl's -f does (not recursive, in name order). */
 const MANIFEST_FILE = /\.(ya?ml|json)$/;
-
-type Request =
-  | { readonly kind: 'check'; readonly files: readonly string[]; readonly settings: CheckSettings }
-  | {
-      readonly kind: 'inject';
-      readonly files: readonly string[];
-      readonly image?: string;
-      readonly native: boolean;
-      readonly settings: CheckSettings & { readonly entrypoints: ReadonlyMap<string, readonly string[]> };
-    }
-  | { readonly kind: 'help' }
-  | { readonly kind: 'error'; readonly message: string };
 
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
@@ -209,169 +195,6 @@ function joinDocuments(texts: readonly string[]): string {
   return out;
 }
 
-/** The value flags, and what each takes. */
-const VALUE_FLAGS: Readonly<Record<string, string>> = {
-  '--check': 'FILE',
-  '--inject': 'FILE',
-  '--image': 'IMAGE',
-  [`--${INJECTED_NAMESPACES_FLAG}`]: '[KIND=]NAMESPACE,...',
-  '--namespace': 'NAMESPACE',
-  [ENTRYPOINT_FLAG]: 'CONTAINER=COMMAND',
-};
-const FLAGS = `--check FILE, --inject FILE, --image IMAGE, --native, --${INJECTED_NAMESPACES_FLAG} LIST, --namespace NAMESPACE, ${ENTRYPOINT_FLAG} CONTAINER=COMMAND, --help`;
-/** An argument that is a flag, not a value: `-` alone is stdin. */
-const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
-
-/**
- * An image reference as the container runtimes take it: [HOST[:PORT]/]NAME[:TAG][@DIGEST], NAME's parts in
- * lower case (github.com/distribution/reference).
- */
-const IMAGE_REFERENCE =
-  /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
-
-/**
- * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native], in any order; `--flag=value`
- * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`.
- */
-function parseFlags(argv: readonly string[], env: Env): Request {
-  const checks: string[] = [];
-  const injects: string[] = [];
-  let image: string | undefined;
-  let native = false;
-  let namespace: string | undefined;
-  const namespaces = new Map<KindName, Set<string>>();
-  const entrypoints = new Map<string, readonly string[]>();
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  if (!argv.some((arg) => arg.startsWith(`--${INJECTED_NAMESPACES_FLAG}`))) {
-    const fromEnv = env[INJECTED_NAMESPACES_VARIABLE];
-    const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, namespaces);
-    if (problem !== undefined) return { kind: 'error', message: `${INJECTED_NAMESPACES_VARIABLE}: ${problem}` };
-  }
-  const waiting: string[] = [];
-  const take = (flag: string, value: string): Request | undefined => {
-    if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
-    if (flag === `--${INJECTED_NAMESPACES_FLAG}`) {
-      const problem = addInjectedNamespaces(value, namespaces);
-      return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
-    }
-    if (flag === '--namespace') {
-      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
-        return {
-          kind: 'error',
-          message: `--namespace: ${JSON.stringify(value)} is not a namespace name (lower-case letters, digits and -)`,
-        };
-      namespace = value;
-      return undefined;
-    }
-    if (flag === ENTRYPOINT_FLAG) {
-      const at = value.indexOf('=');
-      const words = value
-        .slice(at + 1)
-        .trim()
-        .split(/\s+/)
-        .filter((word) => word !== '');
-      if (at <= 0 || words.length === 0)
-        return {
-          kind: 'error',
-          message: `${flag}: ${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`,
-        };
-      entrypoints.set(value.slice(0, at), words);
-      return undefined;
-    }
-    if (flag === '--check') checks.push(value);
-    else if (flag === '--inject') injects.push(value);
-    else if (image !== undefined)
-      return { kind: 'error', message: `--image: given twice (${JSON.stringify(image)}, ${JSON.stringify(value)}): one IMAGE` };
-    else if (!IMAGE_REFERENCE.test(value))
-      return { kind: 'error', message: `--image: ${JSON.stringify(value)} is not an image reference (REGISTRY/NAME[:TAG][@DIGEST])` };
-    else image = value;
-    return undefined;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
-    let problem: Request | undefined;
-    if (flag === '--native') {
-      if (inlineValue !== undefined)
-        return { kind: 'error', message: `--native: takes no value (${JSON.stringify(arg)}): it is on when given` };
-      native = true;
-    } else if (VALUE_FLAGS[flag] !== undefined) {
-      const next = argv[i + 1];
-      if (inlineValue !== undefined) problem = take(flag, inlineValue);
-      else if (next !== undefined && !flagLike(next)) problem = take(flag, argv[++i] as string);
-      else waiting.push(flag);
-    } else if (flagLike(arg)) {
-      return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check or --inject (${FLAGS})` };
-    } else {
-      // `--check a.yaml b.yaml`: a FILE after the files of --check or --inject is theirs too.
-      const owner = waiting.shift() ?? (checks.length > 0 ? '--check' : injects.length > 0 ? '--inject' : undefined);
-      if (owner === undefined)
-        return { kind: 'error', message: `${JSON.stringify(arg)}: a FILE goes after --check or --inject (--check ${arg})` };
-      problem = take(owner, arg);
-    }
-    if (problem !== undefined) return problem;
-  }
-  const unfilled = waiting[0];
-  if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
-  if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
-  if (checks.length > 0) {
-    if (image !== undefined || native)
-      return { kind: 'error', message: `${image === undefined ? '--native' : '--image'}: goes with --inject, not --check` };
-    if (entrypoints.size > 0) return { kind: 'error', message: `${ENTRYPOINT_FLAG}: goes with --inject, not --check` };
-    return { kind: 'check', files: checks, settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) } };
-  }
-  if (injects.length === 0) return { kind: 'error', message: '--check FILE or --inject FILE is needed' };
-  if (image !== undefined && native)
-    return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
-  return {
-    kind: 'inject',
-    files: injects,
-    native,
-    ...(image === undefined ? {} : { image }),
-    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
-  };
-}
-
-/** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native]`, kubectl's way, into the flags. */
-function parsePlugin(argv: readonly string[], env: Env): Request {
-  const [command, ...rest] = argv;
-  if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
-  if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
-  if (command !== 'check' && command !== 'inject') {
-    return { kind: 'error', message: `${JSON.stringify(command)} is not a command of ${PLUGIN_NAME} (check, inject, help)` };
-  }
-  const flags: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string;
-    const file = /^(?:-f|--filename)(?:=(.*))?$/.exec(arg) ?? /^-f(.+)$/.exec(arg);
-    if (file !== null) {
-      const value = file[1] ?? rest[++i];
-      if (value === undefined || value === '')
-        return { kind: 'error', message: `${command}: -f needs a file or directory (-f FILE, -f DIR, or -f - for stdin)` };
-      flags.push(`--${command}=${value}`);
-    } else if (arg === '--help' || arg === '-h') {
-      return { kind: 'help' };
-    } else if (arg === '-n') {
-      flags.push('--namespace', rest[++i] ?? '');
-    } else if (
-      /^--(namespace|injected-namespaces)(=|$)/.test(arg) ||
-      (command === 'inject' && /^--(image|native|entrypoint)(=|$)/.test(arg))
-    ) {
-      flags.push(arg);
-      if (!arg.includes('=') && arg !== '--native' && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
-    } else {
-      return {
-        kind: 'error',
-        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST]' : '-f FILE [--image IMAGE] [--native] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
-      };
-    }
-  }
-  if (!flags.some((flag) => flag.startsWith(`--${command}=`)))
-    return { kind: 'error', message: `${command}: needs -f FILE (or -f - for stdin)` };
-  return parseFlags(flags, env);
-}
-
 function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
     ? [
@@ -379,7 +202,7 @@ function usage(plugin: boolean, version: string): string {
         `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
       ]
     : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
-  const width = Math.max(...Object.keys(RULES).map((rule) => rule.length));
+  const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
     '',
@@ -394,7 +217,7 @@ function usage(plugin: boolean, version: string): string {
     'check: one line per finding on stdout, FILE:LINE: error|warning: RULE: what to do',
     'instead. Exit 0 without errors, 1 with one, 2 when a FILE cannot be read or parsed.',
     'Rules:',
-    ...Object.entries(RULES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
+    ...Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
     '',
     'A pod gets a sidecar when its template shows one (an injection label or annotation,',
     'a sidecar container); a Job that shows none is clean, unless its namespace injects:',

@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../src/manifest/cli.ts';
-import { PLUGIN_NAME } from '../../../src/manifest/select.ts';
-import { MIGRATE_JOB } from '../../support/manifest.ts';
+import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../../src/manifest/cli/cli.ts';
+import { PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { MIGRATE_JOB } from '../../../support/manifest.ts';
 
 const JOB = MIGRATE_JOB;
 

@@ -5,12 +5,11 @@
 // outcome itself, for the job succeeding and for it failing.
 
 import { type Node as SyntaxNode, Language, Parser, type Tree } from 'web-tree-sitter';
-import { basename, innerCommand, shellScript, WRAPPERS } from './script/commands.ts';
-import { inside, type Outcome, outcomeOf, type Scope } from './script/outcome.ts';
-import { type Place, type Request, requestOf } from './script/requests.ts';
+import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
+import { inside, type Outcome, outcomeOf, type Scope } from './outcome.ts';
+import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 
-export type { Request };
 export { WRAPPERS };
 
 let parser: Parser | undefined;

@@ -1,4 +1,4 @@
-// The manifest tools and the `yaml` package are loaded only when asked for (src/manifest/select.ts decides): in
+// The manifest tools and the `yaml` package are loaded only when asked for (src/manifest/cli/select.ts decides): in
 // the single executable they are an asset of their own, compiled then, so the wrapper's start-up never parses
 // them; run from source, a plain import.
 
@@ -13,7 +13,7 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
 
 async function load(): Promise<RunManifest> {
   if (!process.getBuiltinModule('node:sea').isSea()) return (await import('./cli.ts')).runManifest;
-  const { compileAsset, MANIFEST_ASSET } = await import('../bundle/assets.ts');
+  const { compileAsset, MANIFEST_ASSET } = await import('../../bundle/assets.ts');
   const module = { exports: {} as { runManifest?: RunManifest } };
   compileAsset(MANIFEST_ASSET)(module.exports, builtinsOnly, module, `/${MANIFEST_ASSET}`, '/');
   if (module.exports.runManifest === undefined) throw new Error(`the ${MANIFEST_ASSET} asset has no runManifest`);

@@ -5,14 +5,13 @@
 // "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
-import { PROXY_CONTAINER } from '../config/mode.ts';
-import { OPTIONS } from '../config/options.ts';
-import { parseInvocation } from '../config/parse.ts';
-import { PROGRAM } from '../bundle/self.ts';
-import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
+import { PROXY_CONTAINER } from '../../config/mode.ts';
+import { OPTIONS } from '../../config/options.ts';
+import { parseInvocation } from '../../config/parse.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import {
   argvOf,
-  type Aimed,
   type ContainerFacts,
   containerEnv,
   ENVOY_ADMIN_PORT,
@@ -20,10 +19,11 @@ import {
   type Pod,
   type PodSidecar,
   readPod,
-} from './pod.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from './source.ts';
-import type { Event, Path } from './script/outcome.ts';
-import { workloads } from './workloads.ts';
+} from '../pod/pod.ts';
+import { quitsOf, unstopped } from '../pod/stop.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import type { Event, Path } from '../script/outcome.ts';
+import { workloads } from '../yaml/workloads.ts';
 
 type Level = 'error' | 'warning';
 
@@ -546,8 +546,8 @@ const ROWS = [
 
 export type RuleId = (typeof ROWS)[number]['id'];
 
-/** Each rule's level and what it finds, by id, in the order of the rows. */
-export const RULES = Object.fromEntries(ROWS.map((row) => [row.id, { level: row.level, finds: row.finds }])) as Record<
+/** Each rule's summary (its level and what it finds), by id, in the order of the rows. */
+export const RULE_SUMMARIES = Object.fromEntries(ROWS.map((row) => [row.id, { level: row.level, finds: row.finds }])) as Record<
   RuleId,
   { readonly level: Level; readonly finds: string }
 >;
@@ -591,32 +591,6 @@ function scriptLine(container: ContainerFacts, row: number, column: number): num
   const script = container.script;
   if (script === undefined) return 0;
   return lineInValue(script.lines, row, column) ?? 0;
-}
-
-/** Every quit a container's script sends or has a wrapper send, with how it runs. */
-function quitsOf(
-  container: ContainerFacts,
-): { line: number; kind?: SidecarKind | undefined; runs: Aimed['request']['runs']; signal: boolean; rejected: boolean }[] {
-  return [
-    ...container.aimed
-      .filter((aimed) => aimed.what === 'quit')
-      .map((aimed) => ({
-        line: aimed.line,
-        ...(aimed.kind === undefined ? {} : { kind: aimed.kind }),
-        runs: aimed.request.runs,
-        signal: aimed.request.method === 'SIGNAL',
-        rejected: aimed.request.rejected !== undefined,
-      })),
-    ...container.scriptWrappers
-      .filter((wrapper) => wrapper.quits)
-      .map((wrapper) => ({
-        line: wrapper.line,
-        ...(wrapper.program === 'linkerd-await' ? { kind: kindOf('linkerd') } : {}),
-        runs: wrapper.runs,
-        signal: false,
-        rejected: false,
-      })),
-  ];
 }
 
 /**
@@ -663,11 +637,10 @@ const eventLine = (container: ContainerFacts, event: Event): number => scriptLin
 function kindSaid(container: ContainerFacts, id: number): SidecarKind | undefined {
   const aimed = container.aimed.find((found) => found.request.id === id);
   if (aimed !== undefined) return aimed.kind;
-  return container.scriptWrappers.some((found) => found.id === id && found.program === 'linkerd-await') ? kindOf('linkerd') : undefined;
+  return container.scriptWrappers.some((found) => found.id === id && found.program === 'linkerd-await') ? kindNamed('linkerd') : undefined;
 }
 
 const KINDS = SIDECAR_KINDS as readonly SidecarKind[];
-const kindOf = (name: string): SidecarKind | undefined => KINDS.find((kind) => kind.name === name);
 
 /** Whether a wrapper of the script at this line runs a command that is not the job. */
 function wrongWrapper(container: ContainerFacts, line: number): boolean {
@@ -691,32 +664,6 @@ function notEnabled(sidecar: PodSidecar): string {
     return `the ${nameOf(sidecar.kind)} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
   }
   return `this quits the ${nameOf(sidecar.kind)}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
-}
-
-/**
- * The classic sidecars the manifest shows that nothing in the pod tells to quit. A script YAML folded or the
- * shell rejects counts as stopping them for --check (its own rule says why its quit never runs), not for --inject.
- */
-export function unstopped(pod: Pod, { brokenScriptsCount } = { brokenScriptsCount: true }): PodSidecar[] {
-  return pod.sidecars.filter((sidecar) => {
-    if (sidecar.form !== 'classic' || !sidecar.known || sidecar.kubexit === true) return false;
-    for (const container of pod.jobs) {
-      const broken = (container.script?.joined.length ?? 0) > 0 || container.script?.facts.syntaxError !== undefined;
-      if (broken && brokenScriptsCount) return false;
-      if (broken) continue;
-      const stops = container.wrapper?.stops;
-      if (stops === 'all' || stops?.includes(sidecar.kind.name as never)) return false;
-      for (const quit of quitsOf(container)) {
-        if (
-          quit.rejected ||
-          (!quit.runs.effective && (quit.runs.trap === undefined || quit.runs.trap === 'EXIT' || quit.runs.trap === 'ERR'))
-        )
-          continue;
-        if (quit.kind === undefined || quit.kind === sidecar.kind) return false;
-      }
-    }
-    return true;
-  });
 }
 
 /** The setting of the sidecar's own that lets a Job end without a wrapper, when there is one. */

@@ -1,18 +1,19 @@
 // What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
 // (each kind recognised as its own injector recognises a pod: src/config/kinds.ts holds those facts), in
 // which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
-// src/manifest/shell.ts) and which of the script's requests quit or wait for which sidecar.
+// src/manifest/script/shell.ts) and which of the script's requests quit or wait for which sidecar.
 
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../config/mode.ts';
-import { OPTIONS } from '../config/options.ts';
-import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../config/kinds.ts';
-import { basename, INITS, innerCommand, shellScript } from './script/commands.ts';
-import { readScript, type Request, type Runs, type ScriptFacts, WRAPPERS } from './shell.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from './source.ts';
+import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
+import { OPTIONS } from '../../config/options.ts';
+import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
+import { basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
-import type { Workload } from './workloads.ts';
+import type { Workload } from '../yaml/workloads.ts';
 
 /** Where the user says namespaces inject sidecars: kind -> namespaces ('*': every one). */
 export type InjectedNamespaces = ReadonlyMap<KindName, ReadonlySet<string>>;
@@ -36,8 +37,8 @@ export interface PodSidecar {
   readonly kubexit?: boolean;
 }
 
-/** A request of a script resolved to the sidecar it speaks to. */
-export interface Aimed {
+/** A request of a script and its target: the sidecar it speaks to, and what it asks of it. */
+export interface RequestTarget {
   readonly request: Request & { readonly id: number; readonly runs: Runs };
   /** other: a request to loopback that is neither a known endpoint nor says quit. */
   readonly what: 'quit' | 'wait' | 'other';
@@ -61,7 +62,7 @@ export interface ContainerFacts {
     /** A folded block scalar that joined commands into one line: the line of each joined command. */
     readonly joined: readonly number[];
   };
-  readonly aimed: readonly Aimed[];
+  readonly aimed: readonly RequestTarget[];
   /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
   readonly scriptWrappers: readonly (ScriptFacts['wrappers'][number] & { readonly line: number })[];
 }
@@ -371,7 +372,7 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     script === undefined
       ? lineOf(source, pairOf(node, 'command') ?? node)
       : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
-  const aimed: Aimed[] = [];
+  const aimed: RequestTarget[] = [];
   for (const request of script?.facts.requests ?? []) {
     const line = lineAt(request.place.row, request.place.column);
     aimed.push({ request, what: 'quit', line });
@@ -453,7 +454,7 @@ function optionValues(args: readonly string[], flag: string): string[] {
 const optionValue = (args: readonly string[], flag: string): string | undefined => optionValues(args, flag).at(-1);
 
 /** Which sidecar a request speaks to, from its port and path (the pod's own ports first), or its program. */
-function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[], sharesProcesses: boolean): Aimed {
+function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesProcesses: boolean): RequestTarget {
   const { request } = aimed;
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
   if (request.method === 'SIGNAL') {
@@ -465,9 +466,9 @@ function aimedAt(aimed: Aimed, sidecars: readonly PodSidecar[], sharesProcesses:
     listener === kind.quit.listener
       ? (sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[listener]?.port ?? 0)
       : (kind.listeners[listener]?.port ?? 0);
-  if (request.variable === 'CSQL_PROXY_QUIT_URLS') return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
+  if (request.variable === QUIT_URLS_VARIABLE) return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
   if (request.program === 'pilot-agent') {
-    return request.path === '/healthz/ready'
+    return request.path === ISTIO.ready?.path
       ? { ...aimed, what: 'wait', kind: ISTIO }
       : { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
   }

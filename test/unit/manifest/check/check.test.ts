@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { type CheckSettings, check, type Finding, RULES, type RuleId } from '../../../src/manifest/rules.ts';
-import { loadShellParser } from '../../../src/manifest/shell.ts';
-import { parseSource } from '../../../src/manifest/source.ts';
-import { source } from '../../support/manifest.ts';
-import { root } from '../../support/process.ts';
+import { type CheckSettings, check, type Finding, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { parseSource } from '../../../../src/manifest/yaml/source.ts';
+import { source } from '../../../support/manifest.ts';
+import { root } from '../../../support/process.ts';
 
 const indent = (text: string, by: number): string =>
   text
@@ -794,7 +794,7 @@ describe('--check rules, each from manifests that trip it and manifests that mus
   }
 
   test('every rule is tripped by a case, and has a case that must not trip it', () => {
-    for (const rule of Object.keys(RULES) as RuleId[]) {
+    for (const rule of Object.keys(RULE_SUMMARIES) as RuleId[]) {
       assert.ok(
         CASES.some((entry) => entry.rule === rule && entry.expect !== undefined),
         `${rule} is tripped by a case`,

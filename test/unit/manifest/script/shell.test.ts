@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadShellParser, readScript } from '../../../src/manifest/shell.ts';
+import { loadShellParser, readScript } from '../../../../src/manifest/script/shell.ts';
 
 await loadShellParser();
 

@@ -4,7 +4,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
-import { writeStderr } from '../log.ts';
+import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
 import { toolName } from './select.ts';
 

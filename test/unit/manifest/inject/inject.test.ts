@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { inject, INSTALLER, MOUNT_PATH, VOLUME, WRAPPER_PATH } from '../../../src/manifest/inject.ts';
-import type { InjectedNamespaces } from '../../../src/manifest/pod.ts';
-import { check } from '../../../src/manifest/rules.ts';
-import { loadShellParser } from '../../../src/manifest/shell.ts';
-import { root } from '../../support/process.ts';
-import { source } from '../../support/manifest.ts';
+import { inject, INSTALLER, MOUNT_PATH, VOLUME, WRAPPER_PATH } from '../../../../src/manifest/inject/inject.ts';
+import type { InjectedNamespaces } from '../../../../src/manifest/pod/pod.ts';
+import { check } from '../../../../src/manifest/check/rules.ts';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { root } from '../../../support/process.ts';
+import { source } from '../../../support/manifest.ts';
 
 const IMAGE = 'registry.example/istio-job-run:9.9.9';
 /** As --injected-namespaces '*' says: every namespace injects Istio, so a plain Job gets a classic sidecar. */

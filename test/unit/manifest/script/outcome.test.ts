@@ -5,9 +5,9 @@
 
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { check, type RuleId } from '../../../src/manifest/rules.ts';
-import { loadShellParser, readScript } from '../../../src/manifest/shell.ts';
-import { source } from '../../support/manifest.ts';
+import { check, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { loadShellParser, readScript } from '../../../../src/manifest/script/shell.ts';
+import { source } from '../../../support/manifest.ts';
 
 before(loadShellParser);
 

@@ -3,7 +3,7 @@
 // wrapper's options are parsed. Small on purpose: it is in every start-up, the tools themselves are not.
 
 import { readFileSync } from 'node:fs';
-import { PROGRAM } from '../bundle/self.ts';
+import { PROGRAM } from '../../bundle/self.ts';
 
 /** The name krew and kubectl give the plugin: `kubectl istio-job-run ...` runs it. */
 export const PLUGIN_NAME = 'kubectl-istio_job_run';

@@ -10,15 +10,15 @@
 // a second --inject leaves it as it is. What cannot be rewritten safely is refused, all of it named at once.
 
 import { isScalar, isSeq, type Node, visit, type YAMLMap, type YAMLSeq } from 'yaml';
-import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../config/options.ts';
-import { STATUS_ANNOTATION } from '../config/mode.ts';
-import { PROGRAM } from '../bundle/self.ts';
-import { ISTIO } from '../config/kinds.ts';
-import { Editor, type Value, editable, sequenceOffset } from './edits.ts';
-import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from './pod.ts';
-import { unstopped } from './rules.ts';
-import { get, items, lineOf, pairOf, type Source, text } from './source.ts';
-import { type Workload, workloads } from './workloads.ts';
+import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config/options.ts';
+import { STATUS_ANNOTATION } from '../../config/mode.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import { ISTIO } from '../../config/kinds.ts';
+import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
+import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
+import { unstopped } from '../pod/stop.ts';
+import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
+import { type Workload, workloads } from '../yaml/workloads.ts';
 
 interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
