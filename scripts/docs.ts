@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
 import { SPECS } from '../src/config/options.ts';
-import { type Endpoint, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
+import { type Endpoint, type Reading, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
 import { root } from './root.ts';
 import { runMain, StepError } from './tools.ts';
 
@@ -70,6 +70,12 @@ export function rulesTable(): string {
   return lines.join('\n');
 }
 
+/** The values a setting is on for, as its injector reads it. */
+const onValues = (reading: Reading): string =>
+  reading.otherwise === 'on'
+    ? `anything but ${reading.off.map(code).join(', ')}`
+    : `${reading.on.map(code).join(', ')}${reading.folds === true ? ' (any case)' : ''}`;
+
 /** How --check and --inject recognise each kind in a pod template, from the kinds table's template markers. */
 export function markersTable(): string {
   const lines = [row(['sidecar', 'the pod gets it when', 'native when', 'its quit answers when']), row(['---', '---', '---', '---'])];
@@ -81,7 +87,7 @@ export function markersTable(): string {
         ...markers.inject.labels.map((key) => `label ${code(key)}`),
         ...markers.inject.annotations.map((key) => `annotation ${code(key)}`),
       ];
-      asked.push(`${keys.join(' or ')} (first found) is ${markers.inject.truthy.map(code).join(', ')}`);
+      asked.push(`${keys.join(' or ')} (first found) is ${onValues(markers.inject.reading)}`);
     }
     if (markers.revisionLabel !== undefined) asked.push(`label ${code(markers.revisionLabel)} is set`);
     if (markers.injectedAnnotation !== undefined) asked.push(`already injected (${code(markers.injectedAnnotation)})`);
@@ -92,7 +98,9 @@ export function markersTable(): string {
     }
     if (markers.inject !== undefined) asked.push('its namespace is in `--injected-namespaces`');
     const native = [
-      ...(markers.native ?? []).map((key) => `${code(key)}: "true"`),
+      ...(markers.native === undefined
+        ? []
+        : [`${markers.native.keys.map(code).join(' or ')} (first found) is ${onValues(markers.native.reading)}`]),
       ...(markers.container === undefined ? [] : ['an init container with `restartPolicy: Always`']),
     ];
     const quitSwitch = markers.quitSwitch;
@@ -101,8 +109,9 @@ export function markersTable(): string {
         ? 'always'
         : 'flag' in quitSwitch
           ? `its container has ${code(quitSwitch.flag)}`
-          : `${code(quitSwitch.annotation)} is ${quitSwitch.truthy.map(code).join(', ')}${quitSwitch.byDefault ? ' or unset' : ''}`;
-    const none = markers.initOnly === undefined ? '' : `; none when ${code(markers.initOnly)} is true`;
+          : `${code(quitSwitch.annotation)} is ${onValues(quitSwitch.reading)}${quitSwitch.byDefault ? ' or unset' : ''}`;
+    const none =
+      markers.initOnly === undefined ? '' : `; none when ${code(markers.initOnly.annotation)} is ${onValues(markers.initOnly.reading)}`;
     lines.push(row([code(kind.name), cell(asked.join('; ') + none), cell(native.join(', ') || 'never'), cell(quit)]));
   }
   return lines.join('\n');

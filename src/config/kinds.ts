@@ -50,13 +50,78 @@ export interface SidecarKind {
   };
 }
 
-/** The values an injector reads as yes, lower-cased; any other non-empty value is no. */
-type Truth = readonly string[];
-/** Istio's own (pkg/kube/inject/webhook.go, YAML 1.1's booleans) and Dapr's IsTruthy. */
-const ISTIO_TRUE: Truth = ['y', 'yes', 'true', 'on'];
-const DAPR_TRUE: Truth = ['y', 'yes', 'true', 't', 'on', '1'];
-/** Go's strconv.ParseBool, which consul-k8s and vault-k8s read their annotations with. */
-const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
+/** What an injector makes of one setting's value: on, off, its default (unset or ignored), or a pod it refuses. */
+export type Setting = 'on' | 'off' | 'unset' | 'refused';
+
+/**
+ * How an injector reads one setting: the values it takes as on, as off and as unset (exactly, or trimmed and
+ * lower-cased first when it folds), and what it makes of any other value.
+ */
+export interface Reading {
+  readonly on: readonly string[];
+  readonly off: readonly string[];
+  readonly unset?: readonly string[];
+  readonly folds?: boolean;
+  readonly otherwise: Setting;
+}
+
+/** What an injector reading this way makes of VALUE; undefined (the key is absent) is unset. */
+export function readSetting(reading: Reading, value: string | undefined): Setting {
+  if (value === undefined) return 'unset';
+  const key = reading.folds === true ? value.trim().toLowerCase() : value;
+  if (reading.on.includes(key)) return 'on';
+  if (reading.off.includes(key)) return 'off';
+  if (reading.unset?.includes(key) === true) return 'unset';
+  return reading.otherwise;
+}
+
+/** Whether a setting is on, its default standing for unset (and for a value the injector refuses the pod for). */
+export const settingOn = (reading: Reading, value: string | undefined, byDefault = false): boolean => {
+  const setting = readSetting(reading, value);
+  return setting === 'unset' || setting === 'refused' ? byDefault : setting === 'on';
+};
+
+/** Go's strconv.ParseBool, case as written; the injector refuses the pod for any other value (consul-k8s). */
+const PARSE_BOOL: Reading = {
+  on: ['true', '1', 't', 'T', 'TRUE', 'True'],
+  off: ['false', '0', 'f', 'F', 'FALSE', 'False'],
+  otherwise: 'refused',
+};
+/** consul-k8s's proxy lifecycle: an empty value keeps the injector's default. */
+const CONSUL_LIFECYCLE_READING: Reading = { ...PARSE_BOOL, unset: [''] };
+/** vault-k8s reads with go-secure-stdlib's parseutil.ParseBool: strconv.ParseBool, and "" is false. */
+const VAULT_BOOL: Reading = { ...PARSE_BOOL, off: [...PARSE_BOOL.off, ''] };
+/** Dapr's IsTruthy (dapr/kit): trimmed, any case; every other value is false. */
+const DAPR_TRUTHY: Reading = { on: ['true', 'y', 'yes', 't', 'on', '1'], off: [], folds: true, otherwise: 'off' };
+/** Istio 1.27+ (pkg/kube/inject): "true" or "false" as written; any other value falls back to the namespace's policy. */
+const ISTIO_INJECT: Reading = { on: ['true'], off: ['false'], unset: [''], otherwise: 'unset' };
+/** Istio's injection template: every value but "false" makes the proxy native. */
+const ISTIO_NATIVE: Reading = { on: ['true'], off: ['false'], unset: [''], otherwise: 'on' };
+/** Linkerd's proxy injector: an invalid linkerd.io/inject skips injection. */
+const LINKERD_INJECT: Reading = { on: ['enabled', 'ingress'], off: ['disabled'], unset: [''], otherwise: 'off' };
+/** Linkerd's "enabled"/"disabled" settings: another value is warned about and ignored. */
+const LINKERD_ENABLED: Reading = { on: ['enabled'], off: ['disabled'], otherwise: 'unset' };
+/** Linkerd reads its native-sidecar keys with strconv.ParseBool and ignores a value it cannot parse. */
+const LINKERD_BOOL: Reading = { ...PARSE_BOOL, otherwise: 'unset' };
+
+/**
+ * A boolean flag of a Go program (flag, pflag) among WORDS: the last `--flag` or `--flag=VALUE` decides, VALUE read
+ * by strconv.ParseBool (any other stops the program); unset when the flag is not there.
+ */
+export function readBoolFlag(words: readonly string[], flag: string): Setting {
+  let setting: Setting = 'unset';
+  for (const word of words) {
+    if (word === flag) setting = 'on';
+    else if (word.startsWith(`${flag}=`)) setting = readSetting(PARSE_BOOL, word.slice(flag.length + 1));
+  }
+  return setting;
+}
+
+/** The setting of the first of KEYS present, as READING reads it; unset when none is. */
+export function readFirst(keys: readonly string[], reading: Reading, get: (key: string) => string | undefined): Setting {
+  const key = keys.find((candidate) => get(candidate) !== undefined);
+  return key === undefined ? 'unset' : readSetting(reading, get(key));
+}
 
 /**
  * How a pod template shows a sidecar of this kind before any injector ran: the labels and annotations its
@@ -64,19 +129,19 @@ const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
  */
 interface TemplateMarkers {
   /** Pod-template labels, then annotations, that ask for injection; the first one present decides. */
-  readonly inject?: { readonly labels: readonly string[]; readonly annotations: readonly string[]; readonly truthy: Truth };
+  readonly inject?: { readonly labels: readonly string[]; readonly annotations: readonly string[]; readonly reading: Reading };
   /** A label whose presence asks for injection by a revision (Istio's istio.io/rev). */
   readonly revisionLabel?: string;
   /** An annotation written by the injector itself: the pod is already injected. */
   readonly injectedAnnotation?: string;
-  /** Annotations whose "true" makes the injected sidecar native; "false" keeps it classic. */
-  readonly native?: readonly string[];
-  /** An annotation whose true value means the injector adds only an init container, no sidecar. */
-  readonly initOnly?: string;
-  /** What switches the quit endpoint on: always, an annotation with its values, or a flag of the declared container. */
+  /** Annotations that make the injected sidecar native when on: the first one present decides. */
+  readonly native?: { readonly keys: readonly string[]; readonly reading: Reading };
+  /** An annotation that, on, means the injector adds only an init container, no sidecar. */
+  readonly initOnly?: { readonly annotation: string; readonly reading: Reading };
+  /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
   readonly quitSwitch:
     | 'always'
-    | { readonly annotation: string; readonly truthy: Truth; readonly byDefault: boolean }
+    | { readonly annotation: string; readonly reading: Reading; readonly byDefault: boolean }
     | { readonly flag: string };
   /** The methods its quit endpoint acts on (others answer 405 or 400 and stop nothing); undefined: any. */
   readonly quitMethods?: readonly string[];
@@ -115,7 +180,8 @@ const note = (level: 'debug' | 'info' | 'warn', message: string): Finding => ({ 
 const answered = (attempt: Attempt, status: number, says: RegExp): boolean =>
   attempt.kind === 'response' && attempt.status === status && says.test(attempt.body);
 
-const LINKERD_NATIVE = ['config.alpha.linkerd.io', 'config.beta.linkerd.io', 'config.linkerd.io'].map(
+/** The first one present decides (Linkerd's GA key over beta over alpha). */
+const LINKERD_NATIVE = ['config.linkerd.io', 'config.beta.linkerd.io', 'config.alpha.linkerd.io'].map(
   (prefix) => `${prefix}/proxy-enable-native-sidecar`,
 );
 const LINKERD_SHUTDOWN = 'config.linkerd.io/proxy-admin-shutdown';
@@ -148,10 +214,10 @@ export const SIDECAR_KINDS = [
   {
     name: 'istio',
     template: {
-      inject: { labels: ['sidecar.istio.io/inject'], annotations: ['sidecar.istio.io/inject'], truthy: ISTIO_TRUE },
+      inject: { labels: ['sidecar.istio.io/inject'], annotations: ['sidecar.istio.io/inject'], reading: ISTIO_INJECT },
       revisionLabel: 'istio.io/rev',
       injectedAnnotation: 'sidecar.istio.io/status',
-      native: ['sidecar.istio.io/nativeSidecar'],
+      native: { keys: ['sidecar.istio.io/nativeSidecar'], reading: ISTIO_NATIVE },
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
@@ -180,10 +246,10 @@ export const SIDECAR_KINDS = [
   {
     name: 'linkerd',
     template: {
-      inject: { labels: [], annotations: ['linkerd.io/inject'], truthy: ['enabled', 'ingress'] },
+      inject: { labels: [], annotations: ['linkerd.io/inject'], reading: LINKERD_INJECT },
       injectedAnnotation: 'linkerd.io/proxy-version',
-      native: LINKERD_NATIVE,
-      quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
+      native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL },
+      quitSwitch: { annotation: LINKERD_SHUTDOWN, reading: LINKERD_ENABLED, byDefault: false },
       quitMethods: ['POST'],
       processes: ['linkerd2-proxy'],
     },
@@ -199,9 +265,11 @@ export const SIDECAR_KINDS = [
     },
     fromAnnotations: (pod) => {
       if (pod.get('linkerd.io/proxy-version') === undefined) return undefined;
-      const native = LINKERD_NATIVE.find((key) => pod.is(key, 'true'));
-      if (native !== undefined) return note('info', `linkerd-proxy is a native sidecar (${native}: "true"): leaving it to Kubernetes`);
-      if (pod.is(LINKERD_SHUTDOWN, 'enabled')) return { kind: 'sidecar' };
+      if (readFirst(LINKERD_NATIVE, LINKERD_BOOL, (key) => pod.get(key)) === 'on') {
+        const native = LINKERD_NATIVE.find((key) => pod.get(key) !== undefined);
+        return note('info', `linkerd-proxy is a native sidecar (${native}: "${pod.get(native ?? '')}"): leaving it to Kubernetes`);
+      }
+      if (settingOn(LINKERD_ENABLED, pod.get(LINKERD_SHUTDOWN))) return { kind: 'sidecar' };
       return note(
         'warn',
         'the pod has a linkerd-proxy whose shutdown endpoint is not enabled: the pod will not complete after the job. ' +
@@ -257,10 +325,10 @@ export const SIDECAR_KINDS = [
   {
     name: 'vault-agent',
     template: {
-      inject: { labels: [], annotations: ['vault.hashicorp.com/agent-inject'], truthy: PARSE_BOOL_TRUE },
+      inject: { labels: [], annotations: ['vault.hashicorp.com/agent-inject'], reading: VAULT_BOOL },
       injectedAnnotation: VAULT_STATUS,
-      initOnly: VAULT_PRE_POPULATE_ONLY,
-      quitSwitch: { annotation: VAULT_ENABLE_QUIT, truthy: PARSE_BOOL_TRUE, byDefault: false },
+      initOnly: { annotation: VAULT_PRE_POPULATE_ONLY, reading: VAULT_BOOL },
+      quitSwitch: { annotation: VAULT_ENABLE_QUIT, reading: VAULT_BOOL, byDefault: false },
       quitMethods: ['POST'],
       quitPort: { annotation: VAULT_PORT },
       processes: ['vault'],
@@ -272,10 +340,10 @@ export const SIDECAR_KINDS = [
     enableQuit: 'pod annotation vault.hashicorp.com/agent-enable-quit: "true"',
     fromAnnotations: (pod) => {
       if (!pod.is(VAULT_STATUS, 'injected')) return undefined;
-      if (pod.is(VAULT_PRE_POPULATE_ONLY, 'true')) {
+      if (settingOn(VAULT_BOOL, pod.get(VAULT_PRE_POPULATE_ONLY))) {
         return note('debug', 'vault-agent is pre-populate only: no sidecar to stop');
       }
-      if (pod.is(VAULT_ENABLE_QUIT, 'true')) {
+      if (settingOn(VAULT_BOOL, pod.get(VAULT_ENABLE_QUIT))) {
         return { kind: 'sidecar', portAnnotation: VAULT_PORT };
       }
       return note(
@@ -294,7 +362,7 @@ export const SIDECAR_KINDS = [
   {
     name: 'dapr',
     template: {
-      inject: { labels: [], annotations: [DAPR_ENABLED], truthy: DAPR_TRUE },
+      inject: { labels: [], annotations: [DAPR_ENABLED], reading: DAPR_TRUTHY },
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: DAPR_PORT },
@@ -305,15 +373,15 @@ export const SIDECAR_KINDS = [
     ready: { listener: 0, path: '/v1.0/healthz/outbound' },
     quit: { listener: 0, path: '/v1.0/shutdown' },
     enableQuit: 'always on',
-    fromAnnotations: (pod) => (pod.is(DAPR_ENABLED, 'true') ? { kind: 'sidecar', portAnnotation: DAPR_PORT } : undefined),
+    fromAnnotations: (pod) => (settingOn(DAPR_TRUTHY, pod.get(DAPR_ENABLED)) ? { kind: 'sidecar', portAnnotation: DAPR_PORT } : undefined),
     docs: { notEnabled: '(always on)', forJobs: 'POST `/v1.0/shutdown` when the job is done' },
   },
   {
     name: 'consul-dataplane',
     template: {
-      inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], truthy: PARSE_BOOL_TRUE },
+      inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], reading: PARSE_BOOL },
       injectedAnnotation: CONSUL_STATUS,
-      quitSwitch: { annotation: CONSUL_LIFECYCLE, truthy: PARSE_BOOL_TRUE, byDefault: true },
+      quitSwitch: { annotation: CONSUL_LIFECYCLE, reading: CONSUL_LIFECYCLE_READING, byDefault: true },
       quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
       processes: ['consul-dataplane'],
     },
@@ -325,7 +393,8 @@ export const SIDECAR_KINDS = [
     fromAnnotations: (pod) => {
       if (!pod.is(CONSUL_STATUS, 'injected')) return undefined;
       const lifecycle = CONSUL_LIFECYCLE;
-      if (pod.is(lifecycle, 'false')) return note('info', `consul-dataplane has ${lifecycle}: "false": leaving it alone`);
+      if (!settingOn(CONSUL_LIFECYCLE_READING, pod.get(lifecycle), true))
+        return note('info', `consul-dataplane has ${lifecycle}: "${pod.get(lifecycle)}": leaving it alone`);
       const prefix = CONSUL_GRACEFUL;
       const ready = absolutePath(pod.get(`${prefix}-startup-path`));
       const quit = absolutePath(pod.get(`${prefix}-shutdown-path`));

@@ -670,12 +670,13 @@ __attribute__((noreturn)) static void finish(int signal_fd, long long oom_before
     char why[256];
     describe_wrapper_end(why, sizeof why, oom_before);
     int finished = wrapper.done && wrapper.declared >= 0;
-    /* A manifest tool that TERM, INT or HUP ended: 128+N, as the wrapper's own stop before a command. */
-    int tool_stopped =
-        wrapper.tool && !finished && command.pid == 0 && WIFSIGNALED(wrapper.status) && IS_ENDS_TOOL(WTERMSIG(wrapper.status));
-    if (tool_stopped) {
+    /* A manifest tool that ended without saying its code has no sidecars: a shell's code for its end (128+N for
+     * signal N), said in its own words unless TERM, INT or HUP ended it as asked. */
+    if (wrapper.tool && !finished && command.pid == 0) {
+        int signaled = WIFSIGNALED(wrapper.status);
+        if (!signaled || !IS_ENDS_TOOL(WTERMSIG(wrapper.status))) say("error", "the manifest tool %s", why);
         flush_log(LOG_FLUSH_MS);
-        _exit(128 + WTERMSIG(wrapper.status));
+        _exit(signaled ? 128 + WTERMSIG(wrapper.status) : WEXITSTATUS(wrapper.status));
     }
     if (command.running) {
         outlive_wrapper(signal_fd);

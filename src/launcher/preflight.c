@@ -50,11 +50,41 @@ void find_self(const char *argv0) {
     }
 }
 
+static int is_flag(const char *arg, const char *const flags[]) {
+    for (const char *const *flag = flags; *flag != NULL; flag++) {
+        size_t length = strlen(*flag);
+        if (strncmp(arg, *flag, length) == 0 && (arg[length] == '\0' || arg[length] == '=')) return 1;
+    }
+    return 0;
+}
+
+/* Whether this start-up is a manifest tool: isManifestInvocation() of src/manifest/cli/select.ts, over its names. */
+static int tool_asked_for(void) {
+    static const char *const modes[] = TOOL_MODE_FLAGS, *const options[] = TOOL_INJECT_OPTIONS;
+    const char *name = given.argc > 0 ? given.argv[0] : "", *slash = strrchr(name, '/');
+    if (strcmp(slash == NULL ? name : slash + 1, TOOL_PLUGIN_NAME) == 0) return 1;
+    for (int i = 1; i < given.argc; i++) {
+        if (is_flag(given.argv[i], modes)) return 1;
+        if (!is_flag(given.argv[i], options)) return 0;
+        if (strcmp(given.argv[i], TOOL_VALUE_FLAG) == 0) i++;
+    }
+    return 0;
+}
+
+/* A limit below a floor: one line naming it. A manifest tool has no sidecars: its usage exit, not the wrapper's. */
+__attribute__((noreturn)) static void below_floor(const char *limit, const char *needs) {
+    if (!tool_asked_for()) fail("%s; the wrapper needs %s", limit, needs);
+    say("error", "%s; the manifest tools need %s", limit, needs);
+    _exit(EXIT_TOOL_USAGE);
+}
+
 static void check_floor(const char *name, const char *what, struct rlimit *limit, rlim_t floor, const char *unit, int shift,
                         const char *ulimit) {
     if (limit->rlim_cur == RLIM_INFINITY || limit->rlim_cur >= floor) return;
-    fail("the %s limit (%s) is %llu%s; the wrapper needs at least %llu%s (%s)", what, name, (unsigned long long)(limit->rlim_cur >> shift),
-         unit, (unsigned long long)(floor >> shift), unit, ulimit);
+    char is[256], needs[128];
+    snprintf(is, sizeof is, "the %s limit (%s) is %llu%s", what, name, (unsigned long long)(limit->rlim_cur >> shift), unit);
+    snprintf(needs, sizeof needs, "at least %llu%s (%s)", (unsigned long long)(floor >> shift), unit, ulimit);
+    below_floor(is, needs);
 }
 
 /* The limits Node needs room under: the wrapper's soft ones go up to the hard ones, the command gets its own back. */
@@ -122,8 +152,10 @@ long long pids_room(const char *dir) {
     snprintf(path, sizeof path, "%s/pids.current", dir);
     long long current = read_number(path);
     if (max < 0 || current < 0 || max - current >= FLOOR_PIDS) return -1;
-    fail("the pids limit (cgroup pids.max) is %lld with %lld in use; the wrapper needs %d more for its process and threads", max, current,
-         FLOOR_PIDS);
+    char is[128], needs[128];
+    snprintf(is, sizeof is, "the pids limit (cgroup pids.max) is %lld with %lld in use", max, current);
+    snprintf(needs, sizeof needs, "%d more for its process and threads", FLOOR_PIDS);
+    below_floor(is, needs);
 }
 
 /* The kernel's count of out-of-memory kills in this cgroup (v2 memory.events, v1 memory.oom_control); -1 unknown. */

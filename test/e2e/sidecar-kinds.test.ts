@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KindPodSpec } from '../support/kind-pod-main.ts';
 import { podsUnavailable, simulateKindPod } from '../support/pods.ts';
-import { WRAPPER } from '../support/process.ts';
-import type { StandInKind } from '../support/sidecar-kinds.ts';
+import { run, WRAPPER } from '../support/process.ts';
+import { annotationsFile, containerAsWritten, type StandInKind } from '../support/sidecar-kinds.ts';
 
 const POD = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
 const job = (...args: string[]): string[] => [WRAPPER, '--quit-timeout', '5s', ...args];
@@ -147,10 +147,7 @@ describe('sidecars of every kind, in a pod', { skip: podsUnavailable() }, () => 
 });
 
 /** Annotations as kubelet writes them: key="value", Go-quoted, one a line. */
-const annotations = (entries: Record<string, string>): string =>
-  `${Object.entries(entries)
-    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
-    .join('\n')}\n`;
+const annotations = annotationsFile;
 const ISTIO_STATUS = JSON.stringify({ initContainers: ['istio-init'], containers: ['istio-proxy'], volumes: ['istio-envoy'] });
 
 describe('sidecars found from the pod annotations file', { skip: podsUnavailable() }, () => {
@@ -235,11 +232,22 @@ describe('sidecars found from the pod annotations file', { skip: podsUnavailable
       /warning: .*vault-agent sidecar without its quit endpoint.*agent-enable-quit: "true"/,
     ],
     ['Dapr not enabled', { 'dapr.io/enabled': 'false' }, /^(?![\s\S]*dapr \(from)/],
-    [
-      'Consul with the lifecycle off',
-      { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'false' },
+    // Each of Go's strconv.ParseBool's false values, which consul-k8s reads the switch with.
+    ...['false', '0', 'f', 'F', 'FALSE', 'False'].map((value): [string, Record<string, string>, RegExp] => [
+      `Consul with the lifecycle off ("${value}")`,
+      { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': value },
       /leaving it alone/,
-    ],
+    ]),
+    // Linkerd reads its native-sidecar keys with strconv.ParseBool.
+    ...['1', 'T', 'True'].map((value): [string, Record<string, string>, RegExp] => [
+      `native Linkerd ("${value}")`,
+      {
+        'linkerd.io/proxy-version': 'x',
+        'config.linkerd.io/proxy-admin-shutdown': 'enabled',
+        'config.linkerd.io/proxy-enable-native-sidecar': value,
+      },
+      /native sidecar .*leaving it to Kubernetes/,
+    ]),
   ];
   for (const [name, entries, says] of leaveAlone) {
     test(`left alone: ${name}`, async () => {
@@ -279,4 +287,126 @@ describe('sidecars found from the pod annotations file', { skip: podsUnavailable
     assert.equal(result.code, 125);
     assert.match(result.stderr, /pod annotations "\/nonexistent\/annotations": cannot be read \(ENOENT\)/);
   });
+});
+
+/** Go's strconv.ParseBool's true values, which vault-k8s and consul-k8s read their switches with. */
+const PARSE_BOOL_ON = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+
+interface Rewritten {
+  readonly name: string;
+  readonly kind: StandInKind | 'istio';
+  /** The pod template's metadata, and the proxy container a user declares (the auth proxies). */
+  readonly podMeta: string;
+  readonly proxy?: string;
+  /** What the kind's injector adds to the pod's annotations. */
+  readonly injector?: Record<string, string>;
+}
+
+const annotated = (entries: Record<string, string | undefined>): string =>
+  `{annotations: ${JSON.stringify(Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined)))}}`;
+
+/** Each kind's Job, with every value of each setting its injector takes as on (unset, where --inject switches it on). */
+const REWRITTEN: readonly Rewritten[] = [
+  {
+    name: 'istio, label sidecar.istio.io/inject: "true"',
+    kind: 'istio',
+    podMeta: '{labels: {sidecar.istio.io/inject: "true"}}',
+    injector: { 'sidecar.istio.io/status': ISTIO_STATUS },
+  },
+  ...['enabled', 'ingress'].map(
+    (value): Rewritten => ({
+      name: `linkerd, linkerd.io/inject: ${value}`,
+      kind: 'linkerd',
+      podMeta: annotated({ 'linkerd.io/inject': value }),
+      injector: { 'linkerd.io/proxy-version': 'edge-26.1.1' },
+    }),
+  ),
+  {
+    name: 'linkerd, proxy-admin-shutdown: enabled already',
+    kind: 'linkerd',
+    podMeta: annotated({ 'linkerd.io/inject': 'enabled', 'config.linkerd.io/proxy-admin-shutdown': 'enabled' }),
+    injector: { 'linkerd.io/proxy-version': 'edge-26.1.1' },
+  },
+  ...(['cloud-sql-proxy', 'alloydb-auth-proxy'] as const).map(
+    (kind): Rewritten => ({
+      name: `${kind}, a declared container`,
+      kind,
+      podMeta: '{}',
+      proxy: `{name: proxy, image: "gcr.io/example/${kind}:2", args: ["p:r:i"]}`,
+    }),
+  ),
+  // Its flags are read by Go's flag package: strconv.ParseBool.
+  ...['1', 'T', 'True'].map(
+    (value): Rewritten => ({
+      name: `cloud-sql-proxy, --quitquitquit=${value} --health-check=${value}`,
+      kind: 'cloud-sql-proxy',
+      podMeta: '{}',
+      proxy: `{name: proxy, image: "gcr.io/example/cloud-sql-proxy:2", args: ["--quitquitquit=${value}", "--health-check=${value}", "p:r:i"]}`,
+    }),
+  ),
+  ...[undefined, ...PARSE_BOOL_ON].map(
+    (value): Rewritten => ({
+      name: `vault-agent, agent-inject and agent-enable-quit: ${JSON.stringify(value ?? 'unset')}`,
+      kind: 'vault-agent',
+      podMeta: annotated({ 'vault.hashicorp.com/agent-inject': value ?? 'true', 'vault.hashicorp.com/agent-enable-quit': value }),
+      injector: { 'vault.hashicorp.com/agent-inject-status': 'injected' },
+    }),
+  ),
+  ...['y', 'yes', 'true', 't', 'on', '1', 'YES', ' On '].map(
+    (value): Rewritten => ({
+      name: `dapr, dapr.io/enabled: ${JSON.stringify(value)}`,
+      kind: 'dapr',
+      podMeta: annotated({ 'dapr.io/enabled': value }),
+    }),
+  ),
+  ...[undefined, ...PARSE_BOOL_ON].map(
+    (value): Rewritten => ({
+      name: `consul-dataplane, connect-inject and enable-sidecar-proxy-lifecycle: ${JSON.stringify(value ?? 'unset')}`,
+      kind: 'consul-dataplane',
+      podMeta: annotated({
+        'consul.hashicorp.com/connect-inject': value ?? 'true',
+        'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': value,
+      }),
+      injector: { 'consul.hashicorp.com/connect-inject-status': 'injected' },
+    }),
+  ),
+];
+
+describe('each kind of Job rewritten by --inject, run as written', { skip: podsUnavailable() }, () => {
+  for (const row of REWRITTEN) {
+    test(`${row.name}: the job's code, the sidecar told to quit, no line of a missing Istio`, async () => {
+      const manifest = [
+        'apiVersion: batch/v1',
+        'kind: Job',
+        'metadata: {name: j}',
+        'spec:',
+        '  template:',
+        `    metadata: ${row.podMeta}`,
+        '    spec:',
+        '      restartPolicy: Never',
+        '      containers:',
+        '      - {name: job, image: x, command: [sh, -c, "exit 3"]}',
+        ...(row.proxy === undefined ? [] : [`      - ${row.proxy}`]),
+        '',
+      ].join('\n');
+      const rewritten = await run(['--inject', '-'], { input: manifest });
+      assert.equal(rewritten.code, 0, rewritten.stderr);
+      const container = containerAsWritten(rewritten.stdout, 'istio-job-run', row.injector ?? {});
+      const result = await pod({
+        istio: row.kind === 'istio',
+        standIns: row.kind === 'istio' ? [] : [{ kind: row.kind }],
+        env: { ...POD, ...container.env },
+        files: container.files,
+        args: [WRAPPER, ...container.argv.slice(1)],
+      });
+      assert.equal(result.code, 3, `${result.stderr}\n${rewritten.stdout}`);
+      if (row.kind === 'istio')
+        assert.ok(
+          result.istio.some((r) => r.path === '/quitquitquit' && r.status === 200),
+          result.stderr,
+        );
+      else assert.equal(result.standIns[0]?.exited, true, `${result.stderr}\n${rewritten.stdout}`);
+      assert.doesNotMatch(result.stderr, /set but empty|warning/);
+    });
+  }
 });

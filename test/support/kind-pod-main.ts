@@ -1,13 +1,14 @@
-// A pod with several sidecars on this machine, run inside `unshare -n` (the pod's shared loopback): the
-// stand-ins of test/support/sidecar.ts and sidecar-kinds.ts on their real default ports, an annotations
-// file in Kubernetes' format if asked, and the wrapper as the job. Prints a KindPodResult as JSON on stdout.
+// A pod with several sidecars on this machine, run inside `unshare -n -m` (the pod's shared loopback, and
+// mounts of its own): the stand-ins of test/support/sidecar.ts and sidecar-kinds.ts on their real default
+// ports, an annotations file in Kubernetes' format if asked (or files where a pod's volumes put them), and the
+// wrapper as the job. Prints a KindPodResult as JSON on stdout.
 // Usage: node kind-pod-main.ts SPEC_JSON
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Sidecar } from './sidecar.ts';
 import { KindStandIn, type StandInOptions, type StandInRequest } from './sidecar-kinds.ts';
 
@@ -21,6 +22,8 @@ export interface KindPodSpec {
    * connection (the wrapper's connect when the command started): it dies while the job runs.
    */
   readonly crashOnJobLine?: number;
+  /** Files by absolute path, as a pod's volumes show them to its container (seen by this pod only). */
+  readonly files?: Readonly<Record<string, string>>;
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
 }
@@ -39,6 +42,22 @@ const dir = mkdtempSync(join(tmpdir(), 'kind-pod-'));
 const file = join(dir, 'annotations');
 if (spec.annotations !== undefined) writeFileSync(file, spec.annotations);
 const fill = (text: string): string => text.replaceAll('ANNOTATIONS', file);
+// Each file's folder: a writable layer over its nearest existing ancestor, in this pod's own mounts.
+const layered: string[] = [];
+for (const [path, content] of Object.entries(spec.files ?? {})) {
+  let ancestor = dirname(path);
+  while (!existsSync(ancestor)) ancestor = dirname(ancestor);
+  if (!layered.includes(ancestor)) {
+    const layer = join(dir, `layer${layered.length}`);
+    mkdirSync(join(layer, 'upper'), { recursive: true });
+    mkdirSync(join(layer, 'work'));
+    const options = `lowerdir=${ancestor},upperdir=${join(layer, 'upper')},workdir=${join(layer, 'work')}`;
+    execFileSync('mount', ['-t', 'overlay', 'overlay', '-o', options, ancestor]);
+    layered.push(ancestor);
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+}
 
 const istio = spec.istio === true ? await Sidecar.start({ agentPort: 15020, envoyPort: 15021 }) : undefined;
 const standIns = await Promise.all(spec.standIns.map((options) => KindStandIn.start(options)));
@@ -74,6 +93,7 @@ const result: KindPodResult = {
 };
 await istio?.close();
 await Promise.all(standIns.map((standIn) => standIn.close()));
+for (const ancestor of layered) execFileSync('umount', [ancestor]);
 rmSync(dir, { recursive: true, force: true });
 process.stdout.write(`${JSON.stringify(result)}\n`);
 process.exit(0);

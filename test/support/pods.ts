@@ -41,9 +41,9 @@ export async function simulatePods<T>(items: readonly T[], parallel: number, run
   await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
 }
 
-/** Runs a pod of several sidecars (test/support/kind-pod-main.ts) in a network namespace of its own. */
+/** Runs a pod of several sidecars (test/support/kind-pod-main.ts) in network and mount namespaces of its own. */
 export async function simulateKindPod(spec: KindPodSpec): Promise<KindPodResult> {
-  const running = start('unshare', ['--net', '--', NODE, join(root, 'test/support/kind-pod-main.ts'), JSON.stringify(spec)], {
+  const running = start('unshare', ['--net', '--mount', '--', NODE, join(root, 'test/support/kind-pod-main.ts'), JSON.stringify(spec)], {
     timeoutMs: 40_000,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
   });

@@ -5,6 +5,8 @@
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 
 export type StandInKind = 'linkerd' | 'cloud-sql-proxy' | 'alloydb-auth-proxy' | 'vault-agent' | 'dapr' | 'consul-dataplane';
 
@@ -160,4 +162,56 @@ export class KindStandIn extends EventEmitter {
     }
     for (const socket of this.#sockets) socket.destroy();
   }
+}
+
+/** The pod's annotations in the file a downwardAPI volume of metadata.annotations holds: key="value", sorted. */
+export const annotationsFile = (annotations: Readonly<Record<string, string>>): string =>
+  Object.keys(annotations)
+    .sort()
+    .map((key) => `${key}=${JSON.stringify(annotations[key])}\n`)
+    .join('');
+
+/** How kubelet starts the job container of a rewritten Job: its command line, environment and annotations file. */
+export interface ContainerAsWritten {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** By absolute path: the annotations file where a downwardAPI volume mounts it. */
+  readonly files: Readonly<Record<string, string>>;
+}
+
+type Fields = Record<string, unknown>;
+const list = (value: unknown): Fields[] => (Array.isArray(value) ? (value as Fields[]) : []);
+const ANNOTATION_REF = /^metadata\.annotations\['(.+)'\]$/;
+
+/**
+ * The container of a one-Job MANIFEST whose command starts with PROGRAM, as kubelet would start it in a pod whose
+ * annotations are the template's with the injector's ADDED: variables of downward-API annotation references
+ * filled (empty when the annotation is missing), the annotations file at its mount. Anything else it cannot
+ * fill is an error: the test would not run the Job as written.
+ */
+export function containerAsWritten(manifest: string, program: string, added: Readonly<Record<string, string>>): ContainerAsWritten {
+  const template = ((parse(manifest) as Fields)['spec'] as Fields)['template'] as Fields;
+  const annotations = { ...(((template['metadata'] as Fields | undefined)?.['annotations'] ?? {}) as Record<string, string>), ...added };
+  const podSpec = template['spec'] as Fields;
+  const container = list(podSpec['containers']).find((found) => list(found['command'])[0]?.toString().endsWith(`/${program}`));
+  if (container === undefined) throw new Error(`no container runs ${program}:\n${manifest}`);
+  const argv = [...list(container['command']), ...list(container['args'])].map(String);
+  const env: Record<string, string> = {};
+  for (const entry of list(container['env'])) {
+    const name = String(entry['name']);
+    const ref = String(((entry['valueFrom'] as Fields | undefined)?.['fieldRef'] as Fields | undefined)?.['fieldPath'] ?? '');
+    const key = ANNOTATION_REF.exec(ref)?.[1];
+    if ('value' in entry) env[name] = String(entry['value']);
+    else if (key !== undefined) env[name] = annotations[key] ?? '';
+    else throw new Error(`variable ${name}: no value this test can fill`);
+  }
+  const files: Record<string, string> = {};
+  for (const mount of list(container['volumeMounts'])) {
+    const volume = list(podSpec['volumes']).find((found) => found['name'] === mount['name']);
+    for (const item of list((volume?.['downwardAPI'] as Fields | undefined)?.['items'])) {
+      if ((item['fieldRef'] as Fields | undefined)?.['fieldPath'] === 'metadata.annotations')
+        files[join(String(mount['mountPath']), String(item['path']))] = annotationsFile(annotations);
+    }
+  }
+  return { argv, env, files };
 }

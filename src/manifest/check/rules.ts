@@ -668,7 +668,7 @@ function notEnabled(sidecar: PodSidecar): string {
 
 /** The setting of the sidecar's own that lets a Job end without a wrapper, when there is one. */
 function fixFor(sidecar: PodSidecar, templatePath: string): string {
-  const native = sidecar.kind.template.native?.[0];
+  const native = sidecar.kind.template.native?.keys[0];
   if (native !== undefined) return `set ${native}: "true" on ${templatePath} (a native sidecar, Kubernetes 1.29+)`;
   if (sidecar.container !== undefined)
     return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
@@ -688,7 +688,7 @@ function injectionKey(key: string): boolean {
   if (ISTIO_KEY.test(key)) return true;
   return KINDS.some((kind) => {
     const markers = kind.template;
-    return [...(markers.inject?.labels ?? []), ...(markers.inject?.annotations ?? []), ...(markers.native ?? [])].includes(key);
+    return [...(markers.inject?.labels ?? []), ...(markers.inject?.annotations ?? []), ...(markers.native?.keys ?? [])].includes(key);
   });
 }
 

@@ -3,15 +3,17 @@
 // ...`), which is translated into the flags first, so both give the same bytes. FILE `-` is stdin (a Helm
 // post-renderer: `--post-renderer istio-job-run --post-renderer-args --inject --post-renderer-args -`).
 // Exit codes: 0 clean, 1 an error found (--check) or a pod refused (--inject), 2 a file that cannot be read or
-// parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
+// parsed (past MAX_INPUT_MIB or the room an address-space limit leaves, nested too deeply), a usage error, or a
+// stdout that cannot be written.
 
 import { PROGRAM } from '../../bundle/self.ts';
 import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
 import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
 import { type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
-import { PLUGIN_NAME } from './select.ts';
-import { loadShellParser } from '../script/shell.ts';
+import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
+import { loadShellParserWithin } from '../script/shell.ts';
+import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
 import { parseSource, type Source } from '../yaml/source.ts';
 
 export interface ManifestIo {
@@ -25,10 +27,12 @@ export interface ManifestIo {
   readonly stderr: (line: string) => void;
   /** The environment (ISTIO_JOB_RUN_INJECTED_NAMESPACES); none in tests that leave it out. */
   readonly env?: Env;
+  /** The address-space limit and what is mapped now (memory.ts); none without a limit. */
+  readonly addressSpace?: () => AddressSpace | undefined;
 }
 
 const EXIT_FOUND = 1;
-const EXIT_USAGE = 2;
+const EXIT_USAGE = EXIT_TOOL_USAGE;
 
 /**
  * The largest file read: 64 MiB, over 40 times the 1.5 MiB that etcd (so the Kubernetes API server) takes in
@@ -48,10 +52,18 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
   }
-  await loadShellParser();
+  const before = io.addressSpace?.();
+  const small = tooSmall(before);
+  if (small !== undefined) {
+    io.stderr(small);
+    return EXIT_USAGE;
+  }
+  await loadShellParserWithin(parserMemory(before));
   const files = plugin ? expandDirectories(request.files, io) : request.files;
-  if (request.kind === 'check') return runCheck(files, request.settings, io);
-  return runInject(files, request, `${PROGRAM}:${version}`, io);
+  const now = io.addressSpace?.();
+  const room = before === undefined || now === undefined ? undefined : { before, now };
+  if (request.kind === 'check') return runCheck(files, request.settings, io, room);
+  return runInject(files, request, `${PROGRAM}:${version}`, io, room);
 }
 
 /** A file or directory that cannot be used, said as one line. */
@@ -75,15 +87,18 @@ function expandDirectories(files: readonly string[], io: ManifestIo): readonly (
   });
 }
 
-/** The file parsed, or one line saying why it cannot be. */
-function read(path: string | Unusable, io: ManifestIo): Source | Unusable {
+/** The file parsed, or one line saying why it cannot be (a size the address space has no room for, too). */
+function read(path: string | Unusable, io: ManifestIo, room: Room | undefined): Source | Unusable {
   if (typeof path !== 'string') return path;
   const name = path === '-' ? '<stdin>' : path;
   let content: string;
+  const most = inputRoom(room);
   try {
-    content = io.readFile(path, MAX_INPUT_BYTES);
+    content = io.readFile(path, Math.min(MAX_INPUT_BYTES, most));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const { code, size } = error as NodeJS.ErrnoException & { size?: number };
+    const noRoom = code === 'EFBIG' ? most < MAX_INPUT_BYTES && !(size !== undefined && size > MAX_INPUT_BYTES) : outOfMemory(error);
+    if (room !== undefined && noRoom) return { problem: inputTooLarge(name, room, size, MAX_INPUT_BYTES) };
     if (code === 'EFBIG') return { problem: `${name}: larger than ${MAX_INPUT_MIB} MiB, the limit of a manifest file` };
     return { problem: `${name}: cannot be read (${code ?? (error as Error).message})` };
   }
@@ -94,6 +109,10 @@ function read(path: string | Unusable, io: ManifestIo): Source | Unusable {
 }
 
 const TOO_DEEP = 'nested too deeply';
+
+/** A buffer that could not be allocated: Node's code for it, or V8's RangeError. */
+const outOfMemory = (error: unknown): boolean =>
+  (error as NodeJS.ErrnoException).code === 'ERR_MEMORY_ALLOCATION_FAILED' || error instanceof RangeError;
 
 /** What a file nested deeper than the stack (100,000 `[`) makes the parser or the rules throw: one line. */
 function guarded<T>(name: string, work: () => T): T | Unusable {
@@ -121,11 +140,11 @@ function write(io: ManifestIo, text: string): Written {
   }
 }
 
-function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo): number {
+function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo, room?: Room): number {
   let code = 0;
   let readerGone = false;
   for (const file of files) {
-    const source = read(file, io);
+    const source = read(file, io, room);
     if ('problem' in source) {
       io.stderr(source.problem);
       code = EXIT_USAGE;
@@ -152,12 +171,13 @@ function runInject(
   request: Extract<Request, { kind: 'inject' }>,
   defaultImage: string,
   io: ManifestIo,
+  room?: Room,
 ): number {
   const texts: string[] = [];
   const problems: string[] = [];
   const notes: string[] = [];
   for (const file of files) {
-    const source = read(file, io);
+    const source = read(file, io, room);
     if ('problem' in source) {
       io.stderr(source.problem);
       return EXIT_USAGE;

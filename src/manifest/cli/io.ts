@@ -3,9 +3,10 @@
 // stops past its limit (an endless stdin, /dev/zero): nothing is read whole first.
 
 import { isUtf8 } from 'node:buffer';
-import { closeSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
+import { addressSpace } from '../yaml/memory.ts';
 import { toolName } from './select.ts';
 
 /** The process's files; error lines start with the name it was started by (the kubectl plugin's, or ours). */
@@ -17,6 +18,7 @@ export function manifestIo(invokedAs: string): ManifestIo {
     stdout: (text) => writeAll(1, text),
     stderr: (line) => writeStderr(`${prefix}: ${line}\n`),
     env: process.env,
+    addressSpace: () => addressSpace(),
   };
 }
 
@@ -34,10 +36,16 @@ const pause = (): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
 };
 
-/** The bytes of PATH (`-`: stdin, a file, a terminal or a pipe, blocking or not); EFBIG past maxBytes. */
+/**
+ * The bytes of PATH (`-`: stdin, a file, a terminal or a pipe, blocking or not); EFBIG past maxBytes, with the
+ * size when it is a regular file's (then before a byte is read).
+ */
 function readLimited(path: string, maxBytes: number): Buffer {
   const fd = path === '-' ? 0 : openSync(path, 'r');
   try {
+    const stat = fstatSync(fd);
+    if (stat.isFile() && stat.size > maxBytes)
+      throw Object.assign(new Error(`larger than ${maxBytes} bytes`), { code: 'EFBIG', size: stat.size });
     return readUpTo(fd, maxBytes);
   } finally {
     if (fd !== 0) closeSync(fd);

@@ -7,15 +7,21 @@ import { PROGRAM } from '../../bundle/self.ts';
 
 /** The name krew and kubectl give the plugin: `kubectl istio-job-run ...` runs it. */
 export const PLUGIN_NAME = 'kubectl-istio_job_run';
-const MODE_FLAG = /^--(check|inject)(=|$)/;
+/** The one flag before the mode flag that takes a value: the next argument. */
+export const IMAGE_FLAG = '--image';
+/** The flags that make a start-up a manifest tool, and those of --inject that may come before them. */
+export const MODE_FLAGS = ['--check', '--inject'] as const;
+export const INJECT_OPTIONS = ['--native', IMAGE_FLAG] as const;
+/** A tool's exit for a usage error, a file it cannot use, or a limit too small for it. */
+export const EXIT_TOOL_USAGE = 2;
 /**
  * The signals that end a manifest tool at once, with 128+N: its work is synchronous, so no handler of Node's
  * could run; the default action ends it (the bundle's launcher, told by the `tool` line, passes them on as
  * signals and exits with 128+N). The wrapper's own signal handling is for wrapper mode only.
  */
 export const ENDS_TOOL: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
-/** The flags of --inject that may come before the mode flag. */
-const INJECT_OPTION = /^--(native|image)(=|$)/;
+/** `--flag` or `--flag=VALUE`, for one of the flags named. */
+const isFlag = (arg: string, flags: readonly string[]): boolean => flags.some((flag) => arg === flag || arg.startsWith(`${flag}=`));
 
 /**
  * Whether these arguments are for the manifest tools: the executable runs as the plugin, or its options start
@@ -26,9 +32,9 @@ export function isManifestInvocation(argv: readonly string[], invokedAs: string)
   if (invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME) return true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (MODE_FLAG.test(arg)) return true;
-    if (!INJECT_OPTION.test(arg)) return false;
-    if (arg === '--image') i++;
+    if (isFlag(arg, MODE_FLAGS)) return true;
+    if (!isFlag(arg, INJECT_OPTIONS)) return false;
+    if (arg === IMAGE_FLAG) i++;
   }
   return false;
 }

@@ -2,8 +2,9 @@
 // same reading as --check's `unwrapped`) is rewritten the way the README's init-container pattern shows: an
 // emptyDir, an init container that --installs istio-job-run into it, the job container's command prefixed with
 // the installed wrapper and `--` (its args untouched), `--quit on-success` under OnFailure, and what the
-// wrapper needs to find each sidecar: the downward-API status variable for Istio, the pod's annotations as a
-// downward-API file for the injected kinds (with their quit switched on), `--also` for a declared auth proxy.
+// wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
+// annotations as a downward-API file in any other pod and for the injected kinds (their quit switched on where
+// unset; set to anything else, the pod is refused), `--also` for a declared auth proxy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
 // Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
 // through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
@@ -13,7 +14,7 @@ import { isScalar, isSeq, type Node, visit, type YAMLMap, type YAMLSeq } from 'y
 import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config/options.ts';
 import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO } from '../../config/kinds.ts';
+import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { unstopped } from '../pod/stop.ts';
@@ -147,7 +148,7 @@ class GuardedEditor {
 /** The structural depths the editor orders insertions at one place by. */
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
 
-const NATIVE_ANNOTATION = ISTIO.template.native?.[0] ?? '';
+const NATIVE_ANNOTATION = ISTIO.template.native?.keys[0] ?? '';
 
 function addNative(editor: GuardedEditor, workload: Workload): string[] {
   const metadataPair = pairOf(workload.template, 'metadata');
@@ -230,8 +231,44 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   const viaAnnotations = left.filter(
     (sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined,
   );
+  // The quit of an injected kind that the pod leaves off: switched on where the template does not set it.
+  const switches: (readonly [string, string])[] = [];
+  for (const sidecar of viaAnnotations) {
+    const quitSwitch = sidecar.kind.template.quitSwitch;
+    if (typeof quitSwitch !== 'object' || !('annotation' in quitSwitch)) continue;
+    const { annotation, reading, byDefault } = quitSwitch;
+    const set = pod.annotations.get(annotation)?.value;
+    const setting = readSetting(reading, set);
+    if (setting === 'on' || (setting === 'unset' && byDefault)) continue;
+    const on = reading.on[0] ?? 'true';
+    if (set === undefined) switches.push([annotation, on]);
+    else
+      problems.push(
+        `its pod template sets ${annotation}: "${set}", which does not switch the ${sidecar.kind.label}'s quit endpoint on ` +
+          `(on is ${reading.on.map((value) => `"${value}"`).join(', ')}): set it to "${on}" and run --inject again`,
+      );
+  }
+  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit: added where unset.
+  const flags: [YAMLSeq, string][] = [];
+  for (const sidecar of left) {
+    const args = get(sidecar.container, 'args');
+    if (sidecar.container === undefined || !isSeq(args)) continue;
+    const words = items(args).map((item) => text(item) ?? '');
+    for (const flag of ['--quitquitquit', '--health-check']) {
+      const setting = readBoolFlag(words, flag);
+      if (setting === 'unset') flags.push([args, flag]);
+      else if (setting !== 'on')
+        problems.push(
+          `${sidecar.why} runs with ${words.filter((word) => word.startsWith(`${flag}=`)).at(-1)}, which leaves ${flag} off: ` +
+            `write ${flag} instead and run --inject again`,
+        );
+    }
+  }
+  // Istio's status variable in a pod with Istio; elsewhere the annotations file says which sidecars it has.
+  const istio = pod.sidecars.some((sidecar) => sidecar.kind === ISTIO);
+  const podinfo = viaAnnotations.length > 0 || !istio;
   const mountsPodinfo = items(get(container, 'volumeMounts')).some((mount) => text(get(mount, 'mountPath')) === PODINFO_DIR);
-  if (viaAnnotations.length > 0 && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
+  if (podinfo && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
     problems.push(`the pod already has a volume named ${PODINFO_VOLUME}: rename it`);
   if (problems.length > 0) return problems;
 
@@ -254,12 +291,14 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   if (command !== undefined) editor.prepend(command as YAMLSeq, DEPTH.containerList, prefix);
   else editor.addPair(container, DEPTH.container, 'command', [...prefix, ...(entrypoint ?? [])]);
   addToList(editor, container, DEPTH.container, 'volumeMounts', { name: VOLUME, mountPath: MOUNT_PATH, readOnly: true });
-  addToList(editor, container, DEPTH.container, 'env', {
-    name: STATUS_VARIABLE,
-    valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
-  });
+  if (istio) {
+    addToList(editor, container, DEPTH.container, 'env', {
+      name: STATUS_VARIABLE,
+      valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
+    });
+  }
   addToList(editor, podSpec, DEPTH.podSpec, 'volumes', { name: VOLUME, emptyDir: {} });
-  if (viaAnnotations.length > 0 && !mountsPodinfo) {
+  if (podinfo && !mountsPodinfo) {
     addToList(editor, container, DEPTH.container, 'volumeMounts', { name: PODINFO_VOLUME, mountPath: PODINFO_DIR, readOnly: true });
     addToList(editor, podSpec, DEPTH.podSpec, 'volumes', {
       name: PODINFO_VOLUME,
@@ -267,23 +306,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     });
   }
   addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
-  // The quit of an injected kind that the pod leaves off: switched on, so the wrapper's quit is answered.
-  const switches = viaAnnotations.flatMap((sidecar) => {
-    const quitSwitch = sidecar.kind.template.quitSwitch;
-    return sidecar.quitOn !== true && typeof quitSwitch === 'object' && 'annotation' in quitSwitch
-      ? [[quitSwitch.annotation, quitSwitch.truthy[0] ?? 'true'] as const]
-      : [];
-  });
-  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit.
-  for (const sidecar of left) {
-    const args = get(sidecar.container, 'args');
-    if (sidecar.container === undefined || !isSeq(args)) continue;
-    const words = items(args).map((item) => text(item) ?? '');
-    const missing = ['--quitquitquit', '--health-check'].filter(
-      (flag) => !words.some((word) => word === flag || word.startsWith(`${flag}=`)),
-    );
-    for (const flag of missing) editor.append(args as YAMLSeq, DEPTH.containerList, flag);
-  }
+  for (const [args, flag] of flags) editor.append(args, DEPTH.containerList, flag);
   if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
   return [];
 }

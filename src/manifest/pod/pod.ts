@@ -6,7 +6,18 @@
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
-import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import {
+  ISTIO,
+  istioPort,
+  type KindName,
+  kindNamed,
+  readBoolFlag,
+  readFirst,
+  readSetting,
+  SIDECAR_KINDS,
+  type SidecarKind,
+  settingOn,
+} from '../../config/kinds.ts';
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
 import { basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
@@ -148,7 +159,6 @@ function injected(
   let why: string | undefined;
   let asked: boolean | undefined;
   if (markers.inject !== undefined) {
-    const { truthy } = markers.inject;
     const decided =
       markers.inject.labels
         .map((key) => ['label', key, labels.get(key)] as const)
@@ -158,7 +168,9 @@ function injected(
         .find(([, , found]) => found !== undefined && found.value.trim() !== '');
     if (decided !== undefined) {
       const [where, key, found] = decided;
-      asked = truthy.includes((found?.value ?? '').trim().toLowerCase());
+      // Off, or a value the injector refuses the pod for: no pod runs with this sidecar.
+      const setting = readSetting(markers.inject.reading, found?.value);
+      if (setting !== 'unset') asked = setting === 'on';
       why = `${where} ${key}: "${found?.value}"`;
     }
   }
@@ -188,8 +200,7 @@ function injected(
     }
   }
   if (asked !== true || why === undefined) return [];
-  if (markers.initOnly !== undefined && ['true', '1', 't'].includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? ''))
-    return [];
+  if (markers.initOnly !== undefined && settingOn(markers.initOnly.reading, annotations.get(markers.initOnly.annotation)?.value)) return [];
   return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
 }
 
@@ -220,7 +231,8 @@ export function addInjectedNamespaces(raw: string, map: Map<KindName, Set<string
 }
 
 function nativeByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): boolean {
-  return (kind.template.native ?? []).some((key) => annotations.get(key)?.value.trim().toLowerCase() === 'true');
+  const native = kind.template.native;
+  return native !== undefined && readFirst(native.keys, native.reading, (key) => annotations.get(key)?.value) === 'on';
 }
 
 /** Whether the pod switches the kind's quit on, from its annotations (undefined: the annotation's default holds). */
@@ -228,9 +240,7 @@ function quitOnByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, 
   const quitSwitch = kind.template.quitSwitch;
   if (quitSwitch === 'always') return true;
   if (!('annotation' in quitSwitch)) return undefined;
-  const value = annotations.get(quitSwitch.annotation)?.value;
-  if (value === undefined) return quitSwitch.byDefault;
-  return quitSwitch.truthy.includes(value.trim().toLowerCase());
+  return settingOn(quitSwitch.reading, annotations.get(quitSwitch.annotation)?.value, quitSwitch.byDefault);
 }
 
 function portByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): number {
@@ -290,7 +300,7 @@ function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular
           ? (words[portWord] as string).split('=')[1]
           : words[portWord + 1];
     const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
-    const quitOn = flag === undefined ? true : words.some((word) => word === flag || word === `${flag}=true`);
+    const quitOn = flag === undefined ? true : readBoolFlag(words, flag) === 'on';
     found.push({
       kind,
       form,

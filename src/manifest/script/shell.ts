@@ -5,6 +5,7 @@
 // outcome itself, for the job succeeding and for it failing.
 
 import { type Node as SyntaxNode, Language, Parser, type Tree } from 'web-tree-sitter';
+import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { inside, type Outcome, outcomeOf, type Scope } from './outcome.ts';
 import { type Place, type Request, requestOf } from './requests.ts';
@@ -12,13 +13,19 @@ import { grammarFiles } from './shell-grammar.ts';
 
 export { WRAPPERS };
 
+/** WebAssembly's Memory, which the project's type libraries leave out. */
+declare const WebAssembly: { readonly Memory: new (descriptor: ParserMemory) => object };
+
 let parser: Parser | undefined;
 
 /** Loads the parser (WebAssembly) once; every other function here needs it loaded. */
-export async function loadShellParser(): Promise<void> {
+export const loadShellParser = (): Promise<void> => loadShellParserWithin(undefined);
+
+/** The same, its memory bounded (memory.ts): V8 maps a memory's whole maximum at once. */
+export async function loadShellParserWithin(memory: ParserMemory | undefined): Promise<void> {
   if (parser !== undefined) return;
   const files = grammarFiles();
-  await Parser.init({ wasmBinary: files.runtime });
+  await Parser.init({ wasmBinary: files.runtime, ...(memory === undefined ? {} : { wasmMemory: new WebAssembly.Memory(memory) }) });
   const bash = await Language.load(files.bash);
   parser = new Parser();
   parser.setLanguage(bash);

@@ -28,7 +28,8 @@ function found(entries: Record<string, string>, argv: readonly string[] = [], en
 const urls = (job: Job) => job.sidecars.map((s) => [s.kind.name, s.ready?.href ?? null, s.quit.map((q) => q.url.href).join(',')]);
 
 describe('detect', () => {
-  const rows: [name: string, entries: Record<string, string>, sidecars: (string | null)[][]][] = [
+  type Row = [name: string, entries: Record<string, string>, sidecars: (string | null)[][]];
+  const rows: Row[] = [
     ['nothing', {}, []],
     [
       'Linkerd with shutdown',
@@ -95,6 +96,83 @@ describe('detect', () => {
       [['istio', 'http://127.0.0.1:15021/healthz/ready', 'http://127.0.0.1:15020/quitquitquit']],
     ],
     ['Istio native from the annotation', { 'sidecar.istio.io/status': '{"initContainers":["istio-proxy"]}' }, []],
+    // Each setting as its injector reads it: Go's strconv.ParseBool (vault-k8s, consul-k8s, Linkerd's native
+    // keys), Dapr's IsTruthy, Linkerd's "enabled".
+    ...['1', 't', 'T', 'TRUE', 'True'].map(
+      (value): Row => [
+        `Vault with agent-enable-quit: "${value}"`,
+        { 'vault.hashicorp.com/agent-inject-status': 'injected', 'vault.hashicorp.com/agent-enable-quit': value },
+        [['vault-agent', null, 'http://127.0.0.1:8200/agent/v1/quit']],
+      ],
+    ),
+    ...['0', 'f', 'False', '', 'yes'].map(
+      (value): Row => [
+        `Vault with agent-enable-quit: "${value}": no quit endpoint`,
+        { 'vault.hashicorp.com/agent-inject-status': 'injected', 'vault.hashicorp.com/agent-enable-quit': value },
+        [],
+      ],
+    ),
+    ...['1', 'T'].map(
+      (value): Row => [
+        `Vault pre-populate only: "${value}"`,
+        {
+          'vault.hashicorp.com/agent-inject-status': 'injected',
+          'vault.hashicorp.com/agent-enable-quit': 'true',
+          'vault.hashicorp.com/agent-pre-populate-only': value,
+        },
+        [],
+      ],
+    ),
+    ...['y', 'yes', 'on', '1', 't', 'YES', ' On '].map(
+      (value): Row => [
+        `Dapr with dapr.io/enabled: "${value}"`,
+        { 'dapr.io/enabled': value },
+        [['dapr', 'http://127.0.0.1:3500/v1.0/healthz/outbound', 'http://127.0.0.1:3500/v1.0/shutdown']],
+      ],
+    ),
+    ...['false', 'no', '0', 'off', ''].map((value): Row => [`Dapr with dapr.io/enabled: "${value}"`, { 'dapr.io/enabled': value }, []]),
+    ...['0', 'f', 'F', 'FALSE', 'False'].map(
+      (value): Row => [
+        `Consul lifecycle off: "${value}"`,
+        { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': value },
+        [],
+      ],
+    ),
+    ...['1', 'T', ''].map(
+      (value): Row => [
+        `Consul lifecycle on: "${value}"`,
+        { 'consul.hashicorp.com/connect-inject-status': 'injected', 'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': value },
+        [['consul-dataplane', 'http://127.0.0.1:20600/graceful_startup', 'http://127.0.0.1:20600/graceful_shutdown']],
+      ],
+    ),
+    ...['1', 'T'].map(
+      (value): Row => [
+        `Linkerd native: "${value}"`,
+        {
+          'linkerd.io/proxy-version': 'v',
+          'config.linkerd.io/proxy-admin-shutdown': 'enabled',
+          'config.alpha.linkerd.io/proxy-enable-native-sidecar': value,
+        },
+        [],
+      ],
+    ),
+    [
+      'Linkerd native: the GA key wins over the alpha one',
+      {
+        'linkerd.io/proxy-version': 'v',
+        'config.linkerd.io/proxy-admin-shutdown': 'enabled',
+        'config.linkerd.io/proxy-enable-native-sidecar': 'false',
+        'config.alpha.linkerd.io/proxy-enable-native-sidecar': 'true',
+      },
+      [['linkerd', 'http://127.0.0.1:4191/ready', 'http://127.0.0.1:4191/shutdown']],
+    ],
+    ...['Enabled', 'true', 'disabled'].map(
+      (value): Row => [
+        `Linkerd shutdown: "${value}": not enabled`,
+        { 'linkerd.io/proxy-version': 'v', 'config.linkerd.io/proxy-admin-shutdown': value },
+        [],
+      ],
+    ),
   ];
   for (const [name, entries, sidecars] of rows) {
     test(name, () => assert.deepEqual(urls(found(entries, [], { KUBERNETES_SERVICE_HOST: 'x' })), sidecars));

@@ -351,13 +351,22 @@ const CASES: readonly Case[] = [
       podMeta: 'annotations:\n  linkerd.io/inject: enabled\n  config.linkerd.io/proxy-admin-shutdown: enabled',
     }),
   },
-  {
-    name: 'a Cloud SQL proxy quit with --quitquitquit',
-    rule: 'quit-not-enabled',
-    yaml: job(
-      `restartPolicy: Never\ncontainers:\n${container(`command: ["sh", "-c", "${TRAP('http://localhost:9091/quitquitquit')} ./task"]`)}\n${container('args: ["--quitquitquit", "p:r:i"]', 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
-    ),
-  },
+  // Go's flag packages read a boolean flag's value with strconv.ParseBool; the last one decides.
+  ...[
+    ['--quitquitquit', true],
+    ...['1', 't', 'T', 'TRUE', 'true', 'True'].map((value) => [`--quitquitquit=${value}`, true] as const),
+    ...['0', 'f', 'false', 'False'].map((value) => [`--quitquitquit=${value}`, false] as const),
+    ['--quitquitquit", "--quitquitquit=false', false],
+  ].map(
+    ([flag, on]): Case => ({
+      name: `a Cloud SQL proxy quit with ${flag}`,
+      rule: 'quit-not-enabled',
+      yaml: job(
+        `restartPolicy: Never\ncontainers:\n${container(`command: ["sh", "-c", "${TRAP('http://localhost:9091/quitquitquit')} ./task"]`)}\n${container(`args: ["${flag}", "p:r:i"]`, 'proxy').replace('image: example', 'image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1')}`,
+      ),
+      ...(on ? {} : { expect: { at: `"sh", "-c", "trap`, level: 'error' } }),
+    }),
+  ),
   // quit-wrong-method
   {
     name: "busybox wget's GET to Istio's quitquitquit",
@@ -564,13 +573,38 @@ const CASES: readonly Case[] = [
     yaml: job(pod('command: ["./task.sh"]'), { podMeta: INJECTED }),
     expect: { at: 'command: ["./task.sh"]', level: 'error' },
   },
-  ...['yes', 'on', 'Y', 'TRUE'].map(
-    (value): Case => ({
-      name: `sidecar.istio.io/inject: "${value}", one of Istio's own truth values`,
+  // Istio takes "true" and "false" only; another value leaves it to the namespace's policy.
+  ...['yes', 'on', 'Y', 'TRUE'].flatMap((value): Case[] => [
+    {
+      name: `sidecar.istio.io/inject: "${value}" in a namespace that injects`,
       rule: 'unwrapped',
       yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
+      settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
       expect: { at: 'command: ["./task.sh"]', level: 'error' },
-    }),
+    },
+    {
+      name: `sidecar.istio.io/inject: "${value}" in a namespace that does not`,
+      rule: 'unwrapped',
+      yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
+    },
+  ]),
+  // Each value the other injectors take as on, and some they do not.
+  ...(
+    [
+      ['dapr.io/enabled', ['y', 'yes', 'on', '1', 'T', ' True '], ['no', 'false', '0', 'enabled']],
+      ['vault.hashicorp.com/agent-inject', ['1', 't', 'T', 'TRUE', 'true', 'True'], ['0', 'F', 'yes', 'tRUE']],
+      ['consul.hashicorp.com/connect-inject', ['1', 't', 'T', 'TRUE', 'true', 'True'], ['0', 'False', 'on', 'tRUE']],
+      ['linkerd.io/inject', ['enabled', 'ingress'], ['disabled', 'Enabled', 'true']],
+    ] as const
+  ).flatMap(([key, on, off]) =>
+    [...on, ...off].map(
+      (value): Case => ({
+        name: `${key}: "${value}"`,
+        rule: 'unwrapped',
+        yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  ${key}: "${value}"` }),
+        ...((on as readonly string[]).includes(value) ? { expect: { at: 'command: ["./task.sh"]', level: 'error' } } : {}),
+      }),
+    ),
   ),
   {
     name: 'a plain Job whose pod has a revision label',

@@ -369,6 +369,77 @@ describe('--inject per sidecar kind', () => {
     assert.equal(inject(source(text), { image: IMAGE, native: false }).kind, 'done');
     assert.equal((inject(source(text), { image: IMAGE, native: false }) as { text: string }).text, text);
   });
+  // A quit switch the template sets is never written again: kept when on, refused when not (off, or a value its injector does not read as on).
+  const consul = (value: string): string =>
+    `{annotations: {consul.hashicorp.com/connect-inject: "true", consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "${value}"}}`;
+  const vault = (value: string): string =>
+    `{annotations: {vault.hashicorp.com/agent-inject: "true", vault.hashicorp.com/agent-enable-quit: "${value}"}}`;
+  const switches: [podMeta: string, refused?: string][] = [
+    ...['1', 't', 'T', 'TRUE', 'True', ''].map((value): [string] => [consul(value)]),
+    ...['1', 'T', 'true'].map((value): [string] => [vault(value)]),
+    ...['0', 'f', 'F', 'FALSE', 'yes'].map((value): [string, string] => [
+      consul(value),
+      `consul.hashicorp.com/enable-sidecar-proxy-lifecycle: "${value}"`,
+    ]),
+    ...['0', 'false', 'yes'].map((value): [string, string] => [vault(value), `vault.hashicorp.com/agent-enable-quit: "${value}"`]),
+    [
+      '{annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-admin-shutdown: disabled}}',
+      'config.linkerd.io/proxy-admin-shutdown: "disabled"',
+    ],
+  ];
+  for (const [podMeta, set] of switches) {
+    test(`${podMeta}: ${set === undefined ? 'rewritten, the switch kept as written' : 'refused in one line'}`, () => {
+      const text = job(podMeta, '      - {name: job, image: x, command: [./task]}');
+      const result = inject(source(text), { image: IMAGE, native: false });
+      if (set !== undefined) {
+        assert.equal(result.kind, 'refused');
+        const problems = result.kind === 'refused' ? result.problems : [];
+        assert.equal(problems.length, 1, problems.join('\n'));
+        assert.ok(problems[0]?.includes(`sets ${set}, which does not switch the`), problems.join('\n'));
+        assert.match(
+          problems[0] ?? '',
+          /quit endpoint on \(on is "true", .*\): set it to "true" and run --inject again$|\(on is "enabled"\): set it to "enabled"/,
+        );
+        return;
+      }
+      assert.equal(result.kind, 'done');
+      const out = (result as { text: string }).text;
+      assert.ok(insertedOnly(text, out), out);
+      assert.deepEqual(check(source(out)), []);
+    });
+  }
+  test('a declared proxy with a boolean flag set: kept when on, never written twice; refused in one line when off', () => {
+    const withArgs = (args: string): string =>
+      job(
+        '{}',
+        `      - {name: job, image: x, command: [./task]}\n      - {name: proxy, image: gcr.io/x/cloud-sql-proxy:2, args: [${args}]}`,
+      );
+    const kept = inject(source(withArgs('--quitquitquit=1, --health-check=T, p')), { image: IMAGE, native: false });
+    assert.equal(kept.kind, 'done');
+    assert.deepEqual(podOf((kept as { text: string }).text).containers[1]?.['args'], ['--quitquitquit=1', '--health-check=T', 'p']);
+    const refused = inject(source(withArgs('--quitquitquit, --quitquitquit=f, p')), { image: IMAGE, native: false });
+    assert.deepEqual(refused.kind === 'refused' ? refused.problems.map((problem) => problem.replace(/^.*?: Job j: /, '')) : refused, [
+      'container proxy runs with --quitquitquit=f, which leaves --quitquitquit off: write --quitquitquit instead and run --inject again',
+    ]);
+  });
+  test("only a pod with Istio gets Istio's status variable; the others get the annotations file", () => {
+    const variables = (out: string): unknown => JSON.stringify(podOf(out).containers[0]?.['env'] ?? []);
+    const mountsPodinfo = (out: string): boolean => JSON.stringify(podOf(out).containers[0]?.['volumeMounts']).includes('"/etc/podinfo"');
+    const injected = (text: string): string => (inject(source(text), { image: IMAGE, native: false }) as { text: string }).text;
+    const command = '      - {name: job, image: x, command: [./task]}';
+    const proxy = '      - {name: proxy, image: gcr.io/x/cloud-sql-proxy:2, args: [p]}';
+    for (const out of [
+      injected(job('{annotations: {vault.hashicorp.com/agent-inject: "true"}}', command)),
+      injected(job('{annotations: {dapr.io/enabled: "yes"}}', command)),
+      injected(job('{}', `${command}\n${proxy}`)),
+    ]) {
+      assert.doesNotMatch(String(variables(out)), /ISTIO_JOB_RUN_SIDECAR_STATUS/, out);
+      assert.ok(mountsPodinfo(out), out);
+    }
+    const istio = injected(job('{labels: {sidecar.istio.io/inject: "true"}}', command));
+    assert.match(String(variables(istio)), /ISTIO_JOB_RUN_SIDECAR_STATUS/);
+    assert.ok(!mountsPodinfo(istio), istio);
+  });
   test('a container with args only: refused, naming the option that gives its command; with it, rewritten', () => {
     const text = job('{labels: {sidecar.istio.io/inject: "true"}}', '      - {name: job, image: x, args: [--now]}');
     const refused = inject(source(text), { image: IMAGE, native: false });

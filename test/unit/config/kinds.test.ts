@@ -1,0 +1,80 @@
+// Each kind's settings read as its own injector reads them: every value the injector takes as on and as off,
+// and what it makes of the rest (its default, or a pod it refuses), through the one function of the table.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type KindName, kindNamed, type Reading, readSetting, type Setting } from '../../../src/config/kinds.ts';
+
+/** A kind's setting by what it does: asks for injection, makes it native, switches its quit on, leaves only an init container. */
+function reading(kind: KindName, setting: 'inject' | 'native' | 'quit' | 'initOnly'): Reading {
+  const markers = kindNamed(kind).template;
+  const quitSwitch = markers.quitSwitch;
+  const found =
+    setting === 'inject'
+      ? markers.inject?.reading
+      : setting === 'native'
+        ? markers.native?.reading
+        : setting === 'initOnly'
+          ? markers.initOnly?.reading
+          : typeof quitSwitch === 'object' && 'reading' in quitSwitch
+            ? quitSwitch.reading
+            : undefined;
+  if (found === undefined) assert.fail(`${kind} has no ${setting} setting`);
+  return found;
+}
+
+const PARSE_BOOL_ON = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+const PARSE_BOOL_OFF = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
+
+type Row = readonly [
+  kind: KindName,
+  setting: 'inject' | 'native' | 'quit' | 'initOnly',
+  values: readonly (string | undefined)[],
+  read: Setting,
+];
+
+const ROWS: readonly Row[] = [
+  // Istio 1.27+: "true" and "false" only, another value falls back to the namespace's policy; the template makes
+  // every nativeSidecar value but "false" native.
+  ['istio', 'inject', ['true'], 'on'],
+  ['istio', 'inject', ['false'], 'off'],
+  ['istio', 'inject', [undefined, '', 'yes', 'on', 'True', '1'], 'unset'],
+  ['istio', 'native', ['true', 'yes', 'False', '1'], 'on'],
+  ['istio', 'native', ['false'], 'off'],
+  ['istio', 'native', [undefined, ''], 'unset'],
+  // Linkerd: "enabled"/"ingress" inject, an invalid value skips; proxy-admin-shutdown "enabled"/"disabled", else
+  // ignored; the native keys by strconv.ParseBool, an invalid value ignored.
+  ['linkerd', 'inject', ['enabled', 'ingress'], 'on'],
+  ['linkerd', 'inject', ['disabled', 'Enabled', 'true'], 'off'],
+  ['linkerd', 'quit', ['enabled'], 'on'],
+  ['linkerd', 'quit', ['disabled'], 'off'],
+  ['linkerd', 'quit', [undefined, 'Enabled', 'true'], 'unset'],
+  ['linkerd', 'native', PARSE_BOOL_ON, 'on'],
+  ['linkerd', 'native', PARSE_BOOL_OFF, 'off'],
+  ['linkerd', 'native', ['yes', 'tRUE', ''], 'unset'],
+  // vault-k8s: parseutil.ParseBool (strconv.ParseBool, "" false); another value fails the admission.
+  ...(['inject', 'quit', 'initOnly'] as const).flatMap((setting): Row[] => [
+    ['vault-agent', setting, PARSE_BOOL_ON, 'on'],
+    ['vault-agent', setting, [...PARSE_BOOL_OFF, ''], 'off'],
+    ['vault-agent', setting, ['yes', 'on', 'tRUE', ' true'], 'refused'],
+  ]),
+  // Dapr: IsTruthy, trimmed and any case; everything else is false.
+  ['dapr', 'inject', ['y', 'yes', 'true', 't', 'on', '1', 'YES', ' On ', 'T'], 'on'],
+  ['dapr', 'inject', ['false', 'no', '0', 'off', '', 'enabled'], 'off'],
+  // consul-k8s: strconv.ParseBool; another value fails the admission; an empty lifecycle keeps the default.
+  ['consul-dataplane', 'inject', PARSE_BOOL_ON, 'on'],
+  ['consul-dataplane', 'inject', PARSE_BOOL_OFF, 'off'],
+  ['consul-dataplane', 'inject', ['', 'yes', 'tRUE'], 'refused'],
+  ['consul-dataplane', 'quit', PARSE_BOOL_ON, 'on'],
+  ['consul-dataplane', 'quit', PARSE_BOOL_OFF, 'off'],
+  ['consul-dataplane', 'quit', [undefined, ''], 'unset'],
+  ['consul-dataplane', 'quit', ['yes', 'on', 'tRUE'], 'refused'],
+];
+
+describe("each kind's settings as its injector reads them", () => {
+  for (const [kind, setting, values, read] of ROWS) {
+    test(`${kind} ${setting}: ${values.map((value) => JSON.stringify(value ?? 'absent')).join(' ')} read as ${read}`, () => {
+      for (const value of values) assert.equal(readSetting(reading(kind, setting), value), read, JSON.stringify(value));
+    });
+  }
+});
