@@ -227,7 +227,10 @@ function checkAfter(p: Parts): string {
   ]);
 }
 
-/** The body of the script: the job, its status, the quit, the end. Each returns statements and names its shape. */
+/**
+ * The body of the script: the job, its status, the quit, the end; each row its weight, its shape's name, and the
+ * statements (a row of variants makes only the one it picks, so its shapes are the script's own).
+ */
 const STRUCTURES: readonly (readonly [number, string, (p: Parts, shapes: string[]) => Statements])[] = [
   [6, 'and-quit', (p) => [`${p.job} && ${p.quit}`]],
   [5, 'then-quit', (p) => [p.job, p.quit]],
@@ -300,39 +303,39 @@ const STRUCTURES: readonly (readonly [number, string, (p: Parts, shapes: string[
     'background',
     (p, s) =>
       p.r.pick([
-        [`${p.job} &`, 'wait $!', `${p.variable}=$?`, p.quit, exitWith(p, s)],
-        [`${p.job} &`, 'pid=$!', 'wait "$pid"', `${p.variable}=$?`, p.quit, exitWith(p, s)],
-        [`${p.job} & wait`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
-      ]),
+        () => [`${p.job} &`, 'wait $!', `${p.variable}=$?`, p.quit, exitWith(p, s)],
+        () => [`${p.job} &`, 'pid=$!', 'wait "$pid"', `${p.variable}=$?`, p.quit, exitWith(p, s)],
+        () => [`${p.job} & wait`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
+      ])(),
   ],
   [
     4,
     'subshell',
     (p, s) =>
       p.r.pick([
-        [`(${p.job})`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
-        [`(${p.job}; ${p.quit})`],
-        [`(set -e; ${p.job}) && ${p.quit}`],
-      ]),
+        () => [`(${p.job})`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
+        () => [`(${p.job}; ${p.quit})`],
+        () => [`(set -e; ${p.job}) && ${p.quit}`],
+      ])(),
   ],
   [
     3,
     'command-substitution',
     (p, s) =>
       p.r.pick([
-        [`out=$(${p.job})`, `${p.variable}=$?`, 'echo "$out"', p.quit, exitWith(p, s)],
-        [`echo "$(${p.job})"`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
-      ]),
+        () => [`out=$(${p.job})`, `${p.variable}=$?`, 'echo "$out"', p.quit, exitWith(p, s)],
+        () => [`echo "$(${p.job})"`, `${p.variable}=$?`, p.quit, exitWith(p, s)],
+      ])(),
   ],
   [
     4,
     'function',
     (p, s) =>
       p.r.pick([
-        [`run_job() { ${p.job}; }`, 'run_job', `${p.variable}=$?`, p.quit, exitWith(p, s)],
-        [`stop_sidecar() { ${p.quit}; }`, p.job, `${p.variable}=$?`, 'stop_sidecar', exitWith(p, s)],
-        [`main() { ${p.job} && ${p.quit}; }`, 'main'],
-      ]),
+        () => [`run_job() { ${p.job}; }`, 'run_job', `${p.variable}=$?`, p.quit, exitWith(p, s)],
+        () => [`stop_sidecar() { ${p.quit}; }`, p.job, `${p.variable}=$?`, 'stop_sidecar', exitWith(p, s)],
+        () => [`main() { ${p.job} && ${p.quit}; }`, 'main'],
+      ])(),
   ],
   [
     4,

@@ -46,6 +46,21 @@ const tally = (items: readonly string[]): string =>
     .sort((a, b) => b[1] - a[1])
     .map(([item, n]) => `${item} ${n}`)
     .join(', ');
+/** For each shape (the manifest's form aside): how many of the scripts made with it disagree, of how many. */
+function byShape(): string {
+  const counts = new Map<string, { disagree: number; all: number }>();
+  for (const one of proven) {
+    for (const shape of new Set(one.script.shapes.filter((name) => !name.startsWith('manifest:')))) {
+      const count = counts.get(shape) ?? { disagree: 0, all: 0 };
+      counts.set(shape, { disagree: count.disagree + (one.agreement === 'agrees' ? 0 : 1), all: count.all + 1 });
+    }
+  }
+  return [...counts]
+    .sort((a, b) => b[1].disagree - a[1].disagree)
+    .slice(0, 20)
+    .map(([shape, { disagree, all }]) => `${shape} ${disagree}/${all}`)
+    .join(', ');
+}
 for (const one of proven) if (values.all || one.agreement !== 'agrees') process.stdout.write(`${describe(one)}\n\n`);
 process.stdout.write(
   [
@@ -54,6 +69,8 @@ process.stdout.write(
     `problems of the broken: ${tally(broken.flatMap((one) => one.problems))}`,
     `missed, by problem: ${tally(proven.filter((one) => one.agreement === 'missed').flatMap((one) => one.problems))}`,
     `false errors, by rule: ${tally(proven.filter((one) => one.agreement === 'false-error').flatMap((one) => one.findings.filter((f) => f.level === 'error').map((f) => f.rule)))}`,
+    `another rule, by rule found: ${tally(proven.filter((one) => one.agreement === 'other-rule').flatMap((one) => one.findings.filter((f) => f.level === 'error').map((f) => f.rule)))}`,
+    `disagreements of the scripts with each shape (the most first): ${byShape()}`,
     `dash and bash differ on ${proven.filter((one) => one.otherProblems !== undefined).length} scripts (the manifest's shell decides)`,
     '',
   ].join('\n'),
