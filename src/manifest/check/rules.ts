@@ -7,11 +7,22 @@
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
+import { parseInvocation } from '../../config/parse.ts';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
+import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import {
+  argvOf,
+  type ContainerFacts,
+  containerEnv,
+  ENVOY_ADMIN_PORT,
+  type InjectedNamespaces,
+  type Pod,
+  type PodSidecar,
+  readPod,
+} from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import type { Event, Path } from '../script/outcome.ts';
 import { workloads } from '../yaml/workloads.ts';
 
 type Level = 'error' | 'warning';
@@ -97,20 +108,27 @@ const ROWS = [
   {
     id: 'exit-code-lost',
     level: 'error',
-    finds: "a script whose status after the job failed is the quit's (or an exit 0's): a failed Job is reported as a success",
+    finds:
+      "a script whose status after the job failed is 0 (the quit's, an exit 0's, a status saved too late): a failed Job is reported as a success",
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
-          const lost = container.script?.facts.statusLostAt;
-          if (lost === undefined || !container.aimed.some((aimed) => aimed.what === 'quit')) continue;
-          const line = scriptLine(container, lost.place.row, lost.place.column);
-          const quitHere = container.aimed.some((aimed) => aimed.what === 'quit' && aimed.line === line);
-          if (lost.why === 'request' && !quitHere) continue;
+          const paths = judged(container);
+          if (paths === undefined || paths.failure.length === 0 || quitsOf(container).length === 0) continue;
+          if (!paths.failure.every((path) => path.status === 0)) continue;
+          const path = paths.failure[0] as Path;
+          const line =
+            path.statusAt === undefined ? scriptLine(container, 0, 0) : scriptLine(container, path.statusAt.row, path.statusAt.column);
+          const why =
+            path.statusBy === 'speak'
+              ? "after a failed command the script goes on to this quit, so the container exits with the quit's status"
+              : path.statusBy === 'exit'
+                ? `after a failed command the script ends here with 0 (${path.endText ?? 'exit'})`
+                : "after a failed command the script ends with this command's status, 0";
           report(
             line,
-            `container ${container.name}: ${lost.why === 'exit' ? 'the trap that quits the sidecar ends the script with exit 0' : 'after a failed command the script goes on to this quit'}, ` +
-              `so the container exits with ${lost.why === 'exit' ? '0' : "the quit's status"}, not the job's, and a failed job is reported as a success: ` +
-              `keep the job's status (rc=$? before the quit, exit $rc after it), or ${WRAP}, which exits with the job's code`,
+            `container ${container.name}: ${why}, not the job's, and a failed job is reported as a success: ` +
+              `keep the job's status (rc=$? right after the job, exit $rc after the quit), or ${WRAP}, which exits with the job's code`,
           );
         }
       }
@@ -124,15 +142,22 @@ const ROWS = [
       for (const pod of pods) {
         if (pod.workload.restartPolicy !== 'Never') continue;
         for (const container of pod.jobs) {
-          const quits = quitsOf(container).filter((quit) => !wrongWrapper(container, quit.line));
-          if (quits.length === 0 || quits.some((quit) => quit.runs.onFailure || quit.runs.conditional)) continue;
-          const skipped = quits.find((quit) => quit.runs.afterWork && !quit.runs.conditional);
-          if (skipped === undefined) continue;
-          const by = skipped.runs.skippedBy ?? '&&';
+          const paths = judged(container);
+          if (paths === undefined || paths.failure.length === 0) continue;
+          if (paths.failure.some((path) => quitIn(container, path) !== undefined)) continue;
+          const sent = paths.success.map((path) => quitIn(container, path)).find((event) => event !== undefined);
+          const quit = quitsOf(container).find((found) => found.runs.onSuccess && !wrongWrapper(container, found.line));
+          // Sent on no way through a script known to its end: nothing quits at all (unwrapped says so).
+          const successKnown = container.script?.facts.outcome.unknown.success === undefined;
+          if (sent === undefined && successKnown) continue;
+          const line = sent === undefined ? quit?.line : eventLine(container, sent);
+          if (line === undefined || quit === undefined) continue;
+          const ended = paths.failure.find((path) => path.end === 'errexit' || path.end === 'exit');
+          const by = ended === undefined ? undefined : ended.end === 'errexit' ? 'set -e' : `"${ended.endText ?? 'exit'}"`;
           report(
-            skipped.line,
-            `container ${container.name}: ${by === '&&' ? 'the quit follows &&, so' : by === 'set -e' ? 'under set -e a failing command ends the script before this quit, so' : `${by} ends the script before this quit when a command fails, so`} ` +
-              `when the job fails the ${sidecarNames(pod, skipped.kind)} is never told to quit and the pod never completes: ` +
+            line,
+            `container ${container.name}: ${by === undefined ? 'this quit runs only after the job succeeded, so' : by === 'set -e' ? 'under set -e a failing command ends the script before this quit, so' : `${by} ends the script before this quit when a command fails, so`} ` +
+              `when the job fails the ${sidecarNames(pod, sent?.said === undefined ? quit.kind : kindSaid(container, sent.said))} is never told to quit and the pod never completes: ` +
               `quit in a trap on EXIT, or ${WRAP}`,
           );
         }
@@ -154,15 +179,90 @@ const ROWS = [
                 'so the retry runs without it: add --quit on-success (or set restartPolicy: Never)',
             );
           }
-          const quit = quitsOf(container).find(
-            (found) => found.runs.onFailure && !found.runs.conditional && (found.runs.afterWork || found.runs.trap !== undefined),
-          );
-          if (quit === undefined) continue;
+          const paths = judged(container);
+          if (paths === undefined || paths.failure.length === 0) continue;
+          const quits = paths.failure.map((path) => quitIn(container, path, undefined, true));
+          const quit = quits[0];
+          if (quit?.said === undefined || quits.some((found) => found === undefined)) continue;
           report(
-            quit.line,
-            `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but this quit ${quit.runs.trap === undefined ? 'runs after a failed command too' : `runs in the ${quit.runs.trap} trap, after a failure too`}, ` +
-              `so the retry runs without the ${sidecarNames(pod, quit.kind)}: quit only after success (job && quit, or set -e), set restartPolicy: Never, ` +
+            eventLine(container, quit),
+            `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but this quit ${quit.trap === undefined ? 'runs after a failed command too' : `runs in the ${quit.trap} trap, after a failure too`}, ` +
+              `so the retry runs without the ${sidecarNames(pod, kindSaid(container, quit.said))}: quit only after success (job && quit, or set -e), set restartPolicy: Never, ` +
               `or ${PROGRAM} --quit on-success -- the job`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-before-job',
+    level: 'error',
+    finds: "a quit that runs before the job's command: the job runs without its sidecar",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const paths = judged(container);
+          if (paths === undefined || paths.success.length === 0) continue;
+          const early = paths.success.map((path) => {
+            const quit = quitIn(container, path);
+            const work = path.events.findIndex((event) => event.what === 'work');
+            return quit !== undefined && path.events.indexOf(quit) < work ? quit : undefined;
+          });
+          const quit = early[0];
+          if (quit?.said === undefined || early.some((found) => found === undefined)) continue;
+          report(
+            eventLine(container, quit),
+            `container ${container.name}: this quit runs before the job's command, so the job runs without the ${sidecarNames(pod, kindSaid(container, quit.said))} ` +
+              `(its connections fail): quit after the job (rc=$? after it, the quit, then exit $rc), or ${WRAP}`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-only-on-signal',
+    level: 'error',
+    finds: 'a quit only in a trap on TERM, INT or HUP: a script that ends by itself never runs it',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const outcome = container.script?.facts.outcome;
+          const paths = judged(container);
+          if (
+            outcome === undefined ||
+            paths === undefined ||
+            outcome.unknown.success !== undefined ||
+            outcome.unknown.failure !== undefined
+          )
+            continue;
+          const onSignal = outcome.onSignal.find(({ said }) => quitsById(container, said));
+          if (onSignal === undefined) continue;
+          if ([...outcome.success, ...outcome.failure].some((path) => quitIn(container, path) !== undefined)) continue;
+          const aimed = container.aimed.find((found) => found.request.id === onSignal.said);
+          report(
+            aimed?.line ?? scriptLine(container, 0, 0),
+            `container ${container.name}: this quit runs only in the trap on ${onSignal.trap}, which runs only when the pod is being stopped; ` +
+              `when the script ends by itself nothing tells the ${sidecarNames(pod, aimed?.kind)} to quit and the pod never completes: quit in a trap on EXIT, or ${WRAP}`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'wrapper-never-quits',
+    level: 'error',
+    finds: `${PROGRAM} set not to quit the sidecar (--quit never; on-success under restartPolicy Never): the pod hangs`,
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        const policyOf = pod.workload.restartPolicy;
+        for (const container of pod.jobs) {
+          if (container.wrapper?.program !== PROGRAM) continue;
+          const policy = quitPolicy(container.node);
+          if (policy !== 'never' && (policy !== 'on-success' || policyOf !== 'Never')) continue;
+          report(
+            pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
+            `container ${container.name}: ${PROGRAM} is set to --${OPTIONS.quit.flag} ${policy}, so under restartPolicy ${policyOf ?? 'Never'} the sidecar is not told to quit ` +
+              `${policy === 'never' ? 'when the job ends' : 'when the job fails'} and the pod never completes: use --${OPTIONS.quit.flag} always (the default)`,
           );
         }
       }
@@ -212,7 +312,15 @@ const ROWS = [
         for (const container of pod.containers) {
           for (const aimed of container.aimed) {
             const methods = aimed.envoyAdmin === true ? ['POST'] : aimed.kind?.template.quitMethods;
-            const { method } = aimed.request;
+            const { method, rejected } = aimed.request;
+            if (aimed.what === 'quit' && rejected !== undefined) {
+              report(
+                aimed.line,
+                `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}: ` +
+                  `write ${rejected.replace('=', ' ')}, or ${WRAP}`,
+              );
+              continue;
+            }
             if (aimed.what !== 'quit' || method === 'SIGNAL' || methods === undefined || methods.includes(method)) continue;
             report(
               aimed.line,
@@ -485,6 +593,53 @@ function scriptLine(container: ContainerFacts, row: number, column: number): num
   return lineInValue(script.lines, row, column) ?? 0;
 }
 
+/**
+ * The paths of a container's script that rules judge, in each world the outcome knows on every path (none in a
+ * world it does not): those where the job ran, and failed in the failing world.
+ */
+function judged(container: ContainerFacts): { success: Path[]; failure: Path[] } | undefined {
+  const outcome = container.script?.facts.outcome;
+  if (outcome === undefined) return undefined;
+  const known = (paths: readonly Path[], unknown: string | undefined): boolean =>
+    unknown === undefined && paths.every((path) => path.unknown === undefined);
+  return {
+    success: known(outcome.success, outcome.unknown.success) ? outcome.success.filter((path) => path.worked) : [],
+    failure: known(outcome.failure, outcome.unknown.failure) ? outcome.failure.filter((path) => path.failed) : [],
+  };
+}
+
+/** Whether the request or wrapper of this id tells a sidecar (of KIND, or any) to quit. */
+function quitsById(container: ContainerFacts, id: number, kind?: SidecarKind): boolean {
+  const aimed = container.aimed.find((found) => found.request.id === id);
+  if (aimed !== undefined)
+    return (
+      aimed.what === 'quit' &&
+      aimed.request.rejected === undefined &&
+      (kind === undefined || aimed.kind === undefined || aimed.kind === kind)
+    );
+  const wrapper = container.scriptWrappers.find((found) => found.id === id);
+  return wrapper?.quits === true && wrapper.child !== undefined && !TRIVIAL.has(basename(wrapper.child));
+}
+
+/** The first quit of a path that is sent (not left in the background); AFTER_WORK: only one after a command of the job. */
+function quitIn(container: ContainerFacts, path: Path, kind?: SidecarKind, afterWork = false): Event | undefined {
+  let worked = false;
+  for (const event of path.events) {
+    if (event.what === 'work') worked = true;
+    else if (event.said !== undefined && event.background !== true && (worked || !afterWork) && quitsById(container, event.said, kind))
+      return event;
+  }
+  return undefined;
+}
+
+const eventLine = (container: ContainerFacts, event: Event): number => scriptLine(container, event.place.row, event.place.column);
+
+function kindSaid(container: ContainerFacts, id: number): SidecarKind | undefined {
+  const aimed = container.aimed.find((found) => found.request.id === id);
+  if (aimed !== undefined) return aimed.kind;
+  return container.scriptWrappers.some((found) => found.id === id && found.program === 'linkerd-await') ? kindNamed('linkerd') : undefined;
+}
+
 const KINDS = SIDECAR_KINDS as readonly SidecarKind[];
 
 /** Whether a wrapper of the script at this line runs a command that is not the job. */
@@ -520,20 +675,12 @@ function fixFor(sidecar: PodSidecar, templatePath: string): string {
   return '';
 }
 
-/** The wrapper's --quit policy as the container's command says it. */
+/** The wrapper's --quit policy as its own parser reads the container's command and environment. */
 function quitPolicy(container: Node): string {
   const { words } = argvOf(container);
   const start = words.findIndex((word) => basename(word) === PROGRAM);
-  let policy: string | undefined;
-  for (let i = start + 1; i < words.length; i++) {
-    const word = words[i] as string;
-    if (word === '--' || !word.startsWith('-')) break;
-    if (word === `--${OPTIONS.quit.flag}`) policy = words[++i];
-    else if (word.startsWith(`--${OPTIONS.quit.flag}=`)) policy = word.slice(OPTIONS.quit.flag.length + 3);
-  }
-  if (policy !== undefined) return policy.trim().toLowerCase();
-  const env = items(get(container, 'env')).find((entry) => text(get(entry, 'name')) === OPTIONS.quit.env);
-  return text(get(env, 'value'))?.trim().toLowerCase() ?? 'always';
+  const invocation = parseInvocation(words.slice(start + 1), Object.fromEntries(containerEnv(container)));
+  return invocation.kind === 'run' || invocation.kind === 'usage-error' ? invocation.options.quit : 'always';
 }
 
 /** The keys of every kind's injector, which only the pod template's metadata is read for. */

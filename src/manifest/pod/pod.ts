@@ -19,7 +19,8 @@ import {
   settingOn,
 } from '../../config/kinds.ts';
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
-import { readScript, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
+import { basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
@@ -49,7 +50,7 @@ export interface PodSidecar {
 
 /** A request of a script and its target: the sidecar it speaks to, and what it asks of it. */
 export interface RequestTarget {
-  readonly request: Request & { readonly runs: Runs };
+  readonly request: Request & { readonly id: number; readonly runs: Runs };
   /** other: a request to loopback that is neither a known endpoint nor says quit. */
   readonly what: 'quit' | 'wait' | 'other';
   /** The kind it speaks to; undefined: a quit of some sidecar (a loopback path that says quit, kill, shutdown). */
@@ -89,11 +90,6 @@ export interface Pod {
 /** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
 export const ENVOY_ADMIN_PORT = istioPort('envoy-admin');
 const LOOPBACK_QUIT = /(quit|kill|shutdown|exit|stop|terminate)/i;
-/** The shells whose `-c SCRIPT` is read. */
-const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);
-/** Inits that run one command: the command after their options. */
-const INITS = new Set(['tini', 'dumb-init', 'catatonit', 'tini-static']);
-const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
 const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node, Node | null> }> =>
   new Map(
@@ -368,36 +364,19 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
       at = child;
     } else break;
   }
-  const program = basename(words[at] ?? '');
+  // `timeout 60 sh -c`, `env A=1 bash -c`, `exec sh -c`: the shell behind the programs that run their arguments.
+  at = words.length - innerCommand(words.slice(at), (word) => word).words.length;
   let script: ContainerFacts['script'];
-  if (SHELLS.has(program) || (program === 'busybox' && SHELLS.has(words[at + 1] ?? ''))) {
-    if (program === 'busybox') at++;
-    // The shell's options up to the one that has c; the script is the first word after them.
-    let scriptAt: number | undefined;
-    let end = at + 1;
-    for (; end < words.length; end++) {
-      const word = words[end] as string;
-      if (!/^[-+][a-zA-Z]+$/.test(word)) break;
-      if (word.startsWith('-') && word.includes('c')) {
-        scriptAt = end + 1 + (word.endsWith('o') ? 1 : 0);
-        break;
-      }
-      // -o NAME, -eo NAME: the next word is the option's name.
-      if (word.endsWith('o')) end++;
-    }
-    const optionWords = words.slice(at + 1, scriptAt ?? end).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
-    const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
-    const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
-    const scriptNode = scriptAt === undefined ? undefined : nodes[scriptAt];
-    if (scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
-      const lines = valueLines(source, scriptNode);
-      script = {
-        node: scriptNode,
-        facts: readScript(scriptNode.value, { errexit: on('errexit'), pipefail: on('pipefail') }),
-        lines,
-        joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
-      };
-    }
+  const shell = shellScript(words.slice(at));
+  const scriptNode = shell === undefined ? undefined : nodes[at + shell.at];
+  if (shell !== undefined && scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
+    const lines = valueLines(source, scriptNode);
+    script = {
+      node: scriptNode,
+      facts: readScript(scriptNode.value, { errexit: shell.errexit, pipefail: shell.pipefail }, containerEnv(node)),
+      lines,
+      joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
+    };
   }
   const lineAt = (row: number, column: number): number =>
     script === undefined
@@ -418,6 +397,17 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     aimed,
     scriptWrappers,
   };
+}
+
+/** The container's environment variables whose values the manifest gives. */
+export function containerEnv(container: Node): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const entry of items(get(container, 'env'))) {
+    const name = text(get(entry, 'name'));
+    const value = text(get(entry, 'value'));
+    if (name !== undefined && value !== undefined) env.set(name, value);
+  }
+  return env;
 }
 
 /** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */
@@ -510,6 +500,11 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
     if (path === kind.ready.path && port !== undefined && readyPorts.includes(port)) return { ...aimed, what: 'wait', kind };
   }
   // The right path on another port: the kind of the pod's sidecars that has that path.
+  // Not on another listener of a sidecar's: Envoy's health port answers a quit with 404.
+  const otherListener = sidecars.some((sidecar) =>
+    sidecar.kind.listeners.some((listener, index) => index !== sidecar.kind.quit.listener && listener.port === port),
+  );
+  if (otherListener) return { ...aimed, what: 'other' };
   const byPath = sidecars.find((sidecar) => sidecar.kind.quit.path === path);
   if (byPath !== undefined) return { ...aimed, what: 'quit', kind: byPath.kind };
   if (LOOPBACK_QUIT.test(path) && request.method !== 'HEAD') return { ...aimed, what: 'quit' };

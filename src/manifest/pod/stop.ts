@@ -7,7 +7,7 @@ import type { RequestTarget, ContainerFacts, Pod, PodSidecar } from './pod.ts';
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
 export function quitsOf(
   container: ContainerFacts,
-): { line: number; kind?: SidecarKind | undefined; runs: RequestTarget['request']['runs']; signal: boolean }[] {
+): { line: number; kind?: SidecarKind | undefined; runs: RequestTarget['request']['runs']; signal: boolean; rejected: boolean }[] {
   return [
     ...container.aimed
       .filter((aimed) => aimed.what === 'quit')
@@ -16,6 +16,7 @@ export function quitsOf(
         ...(aimed.kind === undefined ? {} : { kind: aimed.kind }),
         runs: aimed.request.runs,
         signal: aimed.request.method === 'SIGNAL',
+        rejected: aimed.request.rejected !== undefined,
       })),
     ...container.scriptWrappers
       .filter((wrapper) => wrapper.quits)
@@ -24,6 +25,7 @@ export function quitsOf(
         ...(wrapper.program === 'linkerd-await' ? { kind: kindNamed('linkerd') } : {}),
         runs: wrapper.runs,
         signal: false,
+        rejected: false,
       })),
   ];
 }
@@ -41,7 +43,12 @@ export function unstopped(pod: Pod, { brokenScriptsCount } = { brokenScriptsCoun
       if (broken) continue;
       const stops = container.wrapper?.stops;
       if (stops === 'all' || stops?.includes(sidecar.kind.name as never)) return false;
-      for (const quit of quitsOf(container)) if (quit.kind === undefined || quit.kind === sidecar.kind) return false;
+      for (const quit of quitsOf(container)) {
+        // A quit counts where it is sent, or where only a signal's trap holds it (its own rule says so).
+        const sent = quit.runs.effective || (quit.runs.trap !== undefined && quit.runs.trap !== 'EXIT' && quit.runs.trap !== 'ERR');
+        if (quit.rejected || !sent) continue;
+        if (quit.kind === undefined || quit.kind === sidecar.kind) return false;
+      }
     }
     return true;
   });

@@ -1,11 +1,10 @@
-// The requests a script's commands send to a sidecar: curl and wget to a loopback URL, a sidecar's own
-// program (`pilot-agent request`, `cloud-sql-proxy shutdown`), a signal to a sidecar's process; recognised
-// from a command's words, which the walk of the script (shell.ts) hands over.
+// The commands of a script that speak to a sidecar: curl and wget (GNU or busybox) asking something of the
+// pod's loopback, a sidecar's own program (`pilot-agent request POST quitquitquit`, `cloud-sql-proxy
+// shutdown`), a signal to a sidecar's process (`pkill pilot-agent`), and a one-line Python or Node POST. Each
+// is read from the command's words as the program itself reads them; which sidecar it reaches is decided
+// later, from the pod's sidecars and the kinds table.
 
 import { ISTIO, kindNamed } from '../../config/kinds.ts';
-
-/** The Cloud SQL Proxy operator's variable of quit URLs, which its scripts loop over. */
-export const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
 
 /** A place in a script: its row and column, from 0. */
 export interface Place {
@@ -15,7 +14,7 @@ export interface Place {
 
 /** A command of the script that speaks to a sidecar over HTTP, or a program that does so for it. */
 export interface Request {
-  /** curl, wget, a sidecar's own command (`cloud-sql-proxy shutdown`), or the variable of URLs it loops over. */
+  /** curl, wget, a sidecar's own command, python, node, or the variable of URLs it loops over. */
   readonly via: string;
   readonly host?: string;
   readonly port?: number;
@@ -23,59 +22,50 @@ export interface Request {
   readonly method: string;
   /** An environment variable that holds the URLs (the Cloud SQL Proxy operator's CSQL_PROXY_QUIT_URLS). */
   readonly variable?: string;
-  /** A sidecar's own program that sends it (`cloud-sql-proxy shutdown`, `pilot-agent request`). */
+  /** A sidecar's own program that sends it (`cloud-sql-proxy shutdown`, `pilot-agent request`), or the process signalled. */
   readonly program?: string;
+  /** An option the program rejects, so that it sends nothing (curl takes no `--option=value`). */
+  readonly rejected?: string;
   readonly place: Place;
 }
 
-/** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
-const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#]*)?/i;
+/** The Cloud SQL Proxy operator's variable of quit URLs, which its scripts loop over. */
+export const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
 
-/** curl, wget (GNU or busybox), or a sidecar's own program, when it asks something of a loopback address. */
-export function requestOf(
-  program: string,
-  args: readonly string[],
-  urlVariables: ReadonlyMap<string, string>,
-  place: Place,
-): Request | undefined {
-  if (program === 'curl' || program === 'wget') {
-    let method = 'GET';
-    let url: RegExpExecArray | undefined;
-    let variable: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i] as string;
-      const inline = /^-X(.+)$/.exec(arg);
-      if (program === 'curl' && (arg === '-X' || arg === '--request')) method = (args[++i] ?? method).toUpperCase();
-      else if (program === 'curl' && inline !== null) method = (inline[1] as string).toUpperCase();
-      else if (program === 'curl' && /^(-d|--data.*|-F|--form.*|--json)$/.test(arg)) {
-        if (method === 'GET') method = 'POST';
-        i++;
-      } else if (program === 'curl' && /^-d./.test(arg) && method === 'GET') method = 'POST';
-      else if (program === 'curl' && (arg === '-I' || arg === '--head')) method = 'HEAD';
-      else if (program === 'wget' && /^--post-(data|file)(=|$)/.test(arg)) {
-        method = 'POST';
-        if (!arg.includes('=')) i++;
-      } else if (program === 'wget' && /^--method(=|$)/.test(arg))
-        method = (arg.includes('=') ? arg.slice(9) : (args[++i] ?? method)).toUpperCase();
-      else if (
-        /^-(H|o|O|u|w|m|A|e|b|c|T|x|K|U|Y|y|E)$/.test(arg) ||
-        /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|timeout|tries|output-document|header|cacert|cert|key)$/.test(
-          arg,
-        )
-      )
-        i++;
-      else if (!arg.startsWith('-')) {
-        const match = LOOPBACK_URL.exec(arg);
-        if (match !== null && url === undefined) url = match;
-        const name = /^\$\{?(\w+)\}?$/.exec(arg)?.[1];
-        if (name !== undefined) variable = urlVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
-      }
-    }
-    if (variable !== undefined) return { via: program, method, variable, place };
-    if (url === undefined) return undefined;
-    const port = url[2] === undefined ? 80 : Number(url[2]);
-    return { via: program, host: (url[1] as string).toLowerCase(), port, path: url[3] ?? '/', method, place };
-  }
+/** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
+const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#'"]*)?/i;
+/** The same inside a program's text (a Python or Node one-liner). */
+const LOOPBACK_URL_IN_TEXT = /https?:\/\/(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::\d{1,5})?(?:\/[^\s?#'"]*)?/i;
+
+/** curl's short options that take a value (the rest of a bundle, or the next word). */
+const CURL_SHORT_VALUED = new Set('AbcCdDeEFhHKmoPQrtTuUwxXyYz'.split(''));
+/** curl's long options that take a value, besides the --data* and --request families read apart. */
+const CURL_LONG_VALUED =
+  /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|cacert|cert|key|proxy|resolve|connect-to|interface|unix-socket|abstract-unix-socket|config|cookie|cookie-jar|referer|range|limit-rate|max-filesize|expect100-timeout|keepalive-time|url|trace|trace-ascii|dump-header|stderr|form|form-string|json|upload-file|oauth2-bearer|aws-sigv4|variable|ciphers|pinnedpubkey|capath|noproxy|proxy-user|happy-eyeballs-timeout-ms|local-port|dns-servers|netrc-file)$/;
+/** wget's options that take a separate value. */
+const WGET_VALUED =
+  /^(-[OoaeTtwUQiPdcBbLlDHYy]|--(output-document|output-file|header|user-agent|timeout|tries|wait|user|password|proxy-user|proxy-password|directory-prefix|load-cookies|save-cookies|ca-certificate|certificate|private-key|referer|limit-rate|quota|append-output|execute|input-file))$/;
+
+const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+
+interface Url {
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+}
+
+function loopback(word: string): Url | undefined {
+  const match = LOOPBACK_URL.exec(word);
+  if (match === null) return undefined;
+  return { host: (match[1] as string).toLowerCase(), port: match[2] === undefined ? 80 : Number(match[2]), path: match[3] ?? '/' };
+}
+
+/** What a command of these says, read from its words (the program's name first, prefixes taken off). */
+export function requestOf(words: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {
+  const program = basename(words[0] ?? '');
+  const args = words.slice(1);
+  if (program === 'curl') return curl(args, place, loopVariables);
+  if (program === 'wget') return wget(args, place, loopVariables);
   // `cloud-sql-proxy shutdown`, `alloydb-auth-proxy shutdown`, `pilot-agent request POST quitquitquit`.
   if ((program === 'cloud-sql-proxy' || program === 'alloydb-auth-proxy') && args.includes('shutdown')) {
     return { via: program, program, method: 'POST', path: kindNamed(program).quit.path, place };
@@ -84,17 +74,115 @@ export function requestOf(
     const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
     return { via: program, program, method: method.toUpperCase(), path: `/${path.replace(/^\//, '')}`, place };
   }
+  if (program === 'pilot-agent' && args[0] === 'wait')
+    return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
   // `pkill envoy`, `killall -INT cloud_sql_proxy`, `kill $(pidof daprd)`: a signal to a sidecar's process, which
   // only a pod that shares its process namespace lets a container see.
   if (program === 'pkill' || program === 'killall') {
     const name = args.filter((arg) => !arg.startsWith('-')).at(-1);
-    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
+    if (name !== undefined) return { via: program, program: basename(name.split(/\s/)[0] ?? name), method: 'SIGNAL', place };
   }
   if (program === 'kill') {
     const name = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([\w.-]+)\)/.exec(args.join(' '))?.[1];
     if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
   }
-  if (program === 'pilot-agent' && args[0] === 'wait')
-    return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
+  if (/^python[\d.]*$/.test(program) || program === 'node' || program === 'nodejs') return oneLiner(program, args, place);
   return undefined;
+}
+
+function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {
+  let method: string | undefined;
+  let data = false;
+  let head = false;
+  let url: Url | undefined;
+  let variable: string | undefined;
+  let rejected: string | undefined;
+  const target = (word: string): void => {
+    url ??= loopback(word);
+    const name = /^\$\{?(\w+)\}?$/.exec(word)?.[1];
+    if (name !== undefined) variable ??= loopVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') {
+      for (const rest of args.slice(i + 1)) target(rest);
+      break;
+    }
+    if (arg.startsWith('--')) {
+      // curl reads no --option=value: it says the option is unknown and exits 2.
+      if (arg.includes('=')) {
+        rejected ??= arg;
+        continue;
+      }
+      const name = arg;
+      const value = (): string => args[++i] ?? '';
+      if (name === '--request') method = value().toUpperCase();
+      else if (/^--data(-\w+)?$/.test(name) || name === '--json' || /^--form(-string)?$/.test(name)) {
+        value();
+        data = true;
+      } else if (name === '--head') head = true;
+      else if (name === '--url') target(value());
+      else if (CURL_LONG_VALUED.test(name)) value();
+      continue;
+    }
+    if (arg.startsWith('-') && arg.length > 1) {
+      // A bundle of short options: -sfXPOST, -fsSX POST, -d@file.
+      for (let at = 1; at < arg.length; at++) {
+        const letter = arg[at] as string;
+        if (letter === 'I') head = true;
+        if (!CURL_SHORT_VALUED.has(letter)) continue;
+        const value = at + 1 < arg.length ? arg.slice(at + 1) : (args[++i] ?? '');
+        if (letter === 'X') method = value.toUpperCase();
+        else if (letter === 'd' || letter === 'F') data = true;
+        break;
+      }
+      continue;
+    }
+    target(arg);
+  }
+  const said = method ?? (data ? 'POST' : head ? 'HEAD' : 'GET');
+  const refused = rejected === undefined ? {} : { rejected };
+  if (variable !== undefined) return { via: 'curl', method: said, variable, place, ...refused };
+  if (url === undefined) return undefined;
+  return { via: 'curl', ...(url as Url), method: said, place, ...refused };
+}
+
+function wget(args: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {
+  let method = 'GET';
+  let url: Url | undefined;
+  let variable: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (/^--post-(data|file)(=|$)/.test(arg)) {
+      method = 'POST';
+      if (!arg.includes('=')) i++;
+    } else if (/^--method(=|$)/.test(arg)) method = (arg.includes('=') ? arg.slice(9) : (args[++i] ?? method)).toUpperCase();
+    else if (/^--spider$/.test(arg)) method = 'HEAD';
+    else if (WGET_VALUED.test(arg)) i++;
+    else if (!arg.startsWith('-')) {
+      url ??= loopback(arg);
+      const name = /^\$\{?(\w+)\}?$/.exec(arg)?.[1];
+      if (name !== undefined) variable ??= loopVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
+    }
+  }
+  if (variable !== undefined) return { via: 'wget', method, variable, place };
+  if (url === undefined) return undefined;
+  return { via: 'wget', ...(url as Url), method, place };
+}
+
+/** `python3 -c "...urlopen(Request(URL, method='POST'))"`, `node -e "fetch(URL, {method: 'POST'})"`. */
+function oneLiner(program: string, args: readonly string[], place: Place): Request | undefined {
+  const flag = program === 'node' || program === 'nodejs' ? /^-(e|p|-eval|-print)$/ : /^-[a-zA-Z]*c$/;
+  const at = args.findIndex((arg) => flag.test(arg));
+  const code = at < 0 ? undefined : args[at + 1];
+  if (code === undefined) return undefined;
+  const found = LOOPBACK_URL_IN_TEXT.exec(code);
+  const url = found === null ? undefined : loopback(found[0]);
+  if (url === undefined) return undefined;
+  const post =
+    /method\s*[=:]\s*['"]post['"]/i.test(code) ||
+    /\brequests\.post\b|\bhttpx\.post\b/.test(code) ||
+    /\bdata\s*=\s*(b?['"]|\w)/.test(code) ||
+    /['"]POST['"]\s*,/.test(code);
+  return { via: program, ...url, method: post ? 'POST' : 'GET', place };
 }

@@ -1,14 +1,17 @@
 // The shell scripts of a container's command (`sh -c SCRIPT`), read by a real parser of POSIX sh and bash
-// (tree-sitter's bash grammar, which parses both) and walked the way the shell runs them: in order, through
-// `&&` and `||`, `set -e` and `set +e`, functions, and the traps a script sets. What comes out is what the
-// rules need to know of each script: every request that tells a sidecar to quit or waits for one, every
-// wrapper it runs, whether each runs when the job's own commands fail and when they succeed, and what status
-// the container ends with after a failure.
+// (tree-sitter's bash grammar, which parses both). The script's outcome is computed by script/outcome.ts; what
+// comes out here is what the rules need of it: every request that tells a sidecar to quit or waits for one,
+// every wrapper it runs, when each runs (after the job succeeded, after it failed, in which trap), and the
+// outcome itself, for the job succeeding and for it failing.
 
-import { type Node as SyntaxNode, Language, Parser } from 'web-tree-sitter';
-import { type Place, QUIT_URLS_VARIABLE, type Request, requestOf } from './requests.ts';
+import { type Node as SyntaxNode, Language, Parser, type Tree } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
+import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
+import { inside, type Outcome, outcomeOf, type Scope } from './outcome.ts';
+import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
+
+export { WRAPPERS };
 
 /** WebAssembly's Memory, which the project's type libraries leave out. */
 declare const WebAssembly: { readonly Memory: new (descriptor: ParserMemory) => object };
@@ -28,16 +31,18 @@ export async function loadShellParserWithin(memory: ParserMemory | undefined): P
   parser.setLanguage(bash);
 }
 
-/** When a command runs, as far as the script says. */
+/** When a command runs, as the script's outcome says. */
 export interface Runs {
-  /** It runs when every command of the job before it succeeded. */
+  /** It runs when the job succeeds. */
   readonly onSuccess: boolean;
-  /** It runs when a command of the job before it failed. */
+  /** It runs when the job fails. */
   readonly onFailure: boolean;
-  /** It is under an `if`, a `while` or a `case`: when it runs depends on more than the job's outcome. */
+  /** It runs on some ways through the script and not others, or the outcome is not wholly known. */
   readonly conditional: boolean;
   /** A command of the job ran before it. */
   readonly afterWork: boolean;
+  /** It runs, and not only in the background without a wait: the shell does not end before it is sent. */
+  readonly effective: boolean;
   /** The trap it runs in: EXIT, ERR, or a signal's. */
   readonly trap?: string;
   /** Why it does not run after a failure, when it does not: `&&`, `set -e`, an exit. */
@@ -45,6 +50,7 @@ export interface Runs {
 }
 
 interface Wrapper {
+  readonly id: number;
   readonly program: string;
   /** It tells the sidecar to quit when its command ends (linkerd-await --shutdown; istio-job-run always). */
   readonly quits: boolean;
@@ -57,15 +63,12 @@ interface Wrapper {
 export interface ScriptFacts {
   /** Where the parser rejects the script, and the words there. */
   readonly syntaxError?: { readonly place: Place; readonly near: string };
-  readonly requests: readonly (Request & { readonly runs: Runs })[];
+  readonly requests: readonly (Request & { readonly id: number; readonly runs: Runs })[];
   readonly wrappers: readonly Wrapper[];
   /** A command of the job runs in it. */
   readonly works: boolean;
-  /**
-   * After a command of the job failed, the command that decides the container's exit status, when it is not
-   * the job's own: a request (its status is the container's) or an `exit 0`.
-   */
-  readonly statusLostAt?: { readonly place: Place; readonly why: 'request' | 'exit' };
+  /** What the script does when the job succeeds and when it fails (events name requests and wrappers by id). */
+  readonly outcome: Outcome;
 }
 
 /** What the shell was started with: `-e` and `-o pipefail` on its command line. */
@@ -73,51 +76,6 @@ export interface ShellOptions {
   readonly errexit: boolean;
   readonly pipefail?: boolean;
 }
-
-/** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
-const NOT_WORK = new Set([
-  'echo',
-  'printf',
-  'sleep',
-  'set',
-  'trap',
-  'export',
-  'unset',
-  'local',
-  'readonly',
-  'declare',
-  'typeset',
-  'shift',
-  'true',
-  ':',
-  'cd',
-  'pwd',
-  'test',
-  '[',
-  '[[',
-  'command',
-  'type',
-  'hash',
-  'umask',
-  'wait',
-  'date',
-  'source',
-  '.',
-  'return',
-  'break',
-  'continue',
-  'let',
-  'eval',
-  'which',
-]);
-const QUIT_URLS = new RegExp(`\\b${QUIT_URLS_VARIABLE}\\b`);
-
-/** The wrappers that run a command and stop sidecars after it. */
-export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
-/** Commands that only add to the one they run. */
-const PREFIXES = new Set(['exec', 'env', 'nice', 'nohup', 'time', 'timeout', 'stdbuf', 'setsid', 'busybox']);
-
-const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
 function wordValue(node: SyntaxNode): string {
@@ -141,130 +99,230 @@ function wordValue(node: SyntaxNode): string {
 
 const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, (_, char: string) => (char === '\n' ? '' : char));
 
-interface State {
-  errexit: boolean;
-  pipefail: boolean;
-  /** A failure of the job can still reach this point. */
-  failureGoesOn: boolean;
-  /** Why it cannot, when it cannot. */
-  stoppedBy?: string;
-  afterWork: boolean;
-  conditional: boolean;
-  /** Inside the right side of `&&` after work: runs on success only. */
-  onlyOnSuccess: boolean;
-  /** Inside the right side of `||` after work: runs on failure only. */
-  onlyOnFailure: boolean;
-  trap?: string;
-  depth: number;
-  /** Variables that hold an exit status ($?). */
-  statusVariables: Set<string>;
-  /** Loop variables over the operator's variable of quit URLs. */
-  urlVariables: Map<string, string>;
-}
-
-interface Collected {
-  requests: (Request & { runs: Runs })[];
-  wrappers: Wrapper[];
-  works: boolean;
-  /** How many of the job's commands were read so far. */
-  workCount: number;
-  /** The shell was replaced by `exec`: nothing after it runs, not even its traps. */
-  replaced: boolean;
-  /** Statements read so far, and how deep the one being read is. */
-  spent: number;
-  nesting: number;
-  functions: Map<string, { body: SyntaxNode; offset: Place }>;
-  traps: Map<string, { node: SyntaxNode; offset: Place; text: string }>;
-  /** The last top-level command a failure of the job reaches, with what it is. */
-  lastOnFailure?: { place: Place; what: 'request' | 'exit0' | 'keeps' | 'other' } | undefined;
-}
-
 const RESERVED = new Set(['do', 'done', 'then', 'fi', 'elif', 'else', 'esac', 'in', '}']);
+/** How deep scripts inside strings of scripts are read (`sh -c "bash -c '...'"`). */
+const MAX_SCRIPT_DEPTH = 8;
 
-/** What a script does, read with the options its shell was started with. */
-export function readScript(script: string, options: ShellOptions): ScriptFacts {
+/** Scripts already read, by their text, options and environment: rendered charts repeat one script in many Jobs. */
+const read = new Map<string, ScriptFacts>();
+const MAX_READ = 512;
+
+/** What a script does, read with the options its shell was started with and the container's environment. */
+export function readScript(script: string, options: ShellOptions, env: ReadonlyMap<string, string> = new Map()): ScriptFacts {
+  const key = `${options.errexit}${options.pipefail ?? false}\0${[...env].join('\0')}\0${script}`;
+  const known = read.get(key);
+  if (known !== undefined) return known;
+  const facts = readUncached(script, options, env);
+  if (read.size >= MAX_READ) read.clear();
+  read.set(key, facts);
+  return facts;
+}
+
+function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string>): ScriptFacts {
   if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
-  // A line continuation at the very end joins nothing: the shell takes it as the end.
-  const tree = parser.parse(script.replace(/\\(\r?\n)?\s*$/, ''));
-  if (tree === null) return { requests: [], wrappers: [], works: false, syntaxError: { place: { row: 0, column: 0 }, near: '' } };
+  const shellParser = parser;
+  const trees: Tree[] = [];
+  const scopes = new Map<string, Scope | undefined>();
+  const parse = (text: string, offset: Place): Scope | undefined => {
+    const key = `${offset.row}:${offset.column}:${text}`;
+    if (scopes.has(key)) return scopes.get(key);
+    let scope: Scope | undefined;
+    const tree = scopes.size < 10_000 ? parseScript(shellParser, text) : null;
+    if (tree !== null) {
+      trees.push(tree);
+      if (findSyntaxError(tree.rootNode) === undefined) scope = { root: tree.rootNode, offset, id: trees.length };
+    }
+    scopes.set(key, scope);
+    return scope;
+  };
+  const tree = parseScript(shellParser, script);
+  if (tree === null) return { requests: [], wrappers: [], works: false, syntaxError: { place: ORIGIN, near: '' }, outcome: NO_OUTCOME };
+  trees.push(tree);
   try {
-    const root = tree.rootNode;
-    const syntaxError = findSyntaxError(root);
-    const collected: Collected = {
-      requests: [],
-      wrappers: [],
-      works: false,
-      workCount: 0,
-      replaced: false,
-      spent: 0,
-      nesting: 0,
-      functions: new Map(),
-      traps: new Map(),
-    };
-    const state: State = {
-      errexit: options.errexit,
-      pipefail: options.pipefail ?? false,
-      failureGoesOn: true,
-      afterWork: false,
-      conditional: false,
-      onlyOnSuccess: false,
-      onlyOnFailure: false,
-      depth: 0,
-      statusVariables: new Set(),
-      urlVariables: new Map(),
-    };
-    statements(root, state, collected, ORIGIN);
-    // The traps set for the exit and for errors run after the job, whatever its outcome (EXIT) or after a
-    // failure (ERR): read them as running there.
-    let statusLostAt: ScriptFacts['statusLostAt'];
-    for (const [signal, trap] of collected.replaced ? [] : collected.traps) {
-      const inTrap: State = {
-        ...state,
-        failureGoesOn: true,
-        afterWork: true,
-        conditional: false,
-        onlyOnSuccess: false,
-        onlyOnFailure: signal === 'ERR',
-        trap: signal,
-        statusVariables: new Set(),
-      };
-      if (signal !== 'EXIT' && signal !== 'ERR') inTrap.conditional = true;
-      const lastBefore = collected.lastOnFailure;
-      const parsed = parser.parse(trap.text);
-      if (parsed === null) continue;
-      try {
-        statements(parsed.rootNode, inTrap, collected, trap.offset);
-      } finally {
-        parsed.delete();
+    const root: Scope = { root: tree.rootNode, offset: ORIGIN, id: 0 };
+    const syntaxError = findSyntaxError(tree.rootNode);
+    const said = new Map<string, Said>();
+    const byId: Said[] = [];
+    const speaks = (words: readonly string[], at: { key: string; place: Place }, loopVariables: ReadonlyMap<string, string>) => {
+      const known = said.get(at.key);
+      if (known !== undefined) return known.speaks;
+      const found = recognise(words, at.place, loopVariables, byId.length);
+      if (found !== undefined) {
+        said.set(at.key, found);
+        byId.push(found);
       }
-      // A trap that ends the script with `exit 0` (or `exit $?` after its request) sets the container's status.
-      const last = collected.lastOnFailure;
-      if ((signal === 'EXIT' || signal === 'ERR') && last !== lastBefore && last?.what === 'exit0') {
-        statusLostAt ??= { place: last.place, why: 'exit' };
-      }
-      collected.lastOnFailure = lastBefore;
-    }
-    if (statusLostAt === undefined && collected.works && collected.lastOnFailure?.what === 'request') {
-      statusLostAt = { place: collected.lastOnFailure.place, why: 'request' };
-    }
-    return {
-      ...(syntaxError === undefined ? {} : { syntaxError }),
-      requests: collected.requests,
-      wrappers: collected.wrappers,
-      works: collected.works,
-      ...(statusLostAt === undefined ? {} : { statusLostAt }),
+      return found?.speaks;
     };
+    const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
+    const outcome =
+      syntaxError === undefined
+        ? outcomeOf(root, { ...options, pipefail: options.pipefail ?? false, env }, { parse, speaks, collect }, script.length)
+        : NO_OUTCOME;
+    // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
+    if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
+    const runs = runsOf(outcome, byId.length);
+    const requests: (Request & { readonly id: number; readonly runs: Runs })[] = [];
+    const wrappers: Wrapper[] = [];
+    for (const found of byId) {
+      const run = runs[found.speaks.said] ?? SOMETIMES;
+      if (found.request !== undefined) requests.push({ ...found.request, id: found.speaks.said, runs: run });
+      if (found.wrapper !== undefined) wrappers.push({ ...found.wrapper, id: found.speaks.said, runs: run });
+    }
+    const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
+    return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, outcome };
   } finally {
-    tree.delete();
+    for (const parsed of trees) parsed.delete();
   }
 }
 
 const ORIGIN: Place = { row: 0, column: 0 };
+const NO_OUTCOME: Outcome = {
+  success: [],
+  failure: [],
+  unknown: { success: 'the script is not read', failure: 'the script is not read' },
+  onSignal: [],
+};
+const SOMETIMES: Runs = { onSuccess: true, onFailure: true, conditional: true, afterWork: false, effective: true };
 
-/** A node's place in the whole script, for a node of a script parsed from a part of it (a trap's action). */
-function placeOf(node: SyntaxNode, offset: Place): Place {
-  const { row, column } = node.startPosition;
-  return row === 0 ? { row: offset.row, column: offset.column + column } : { row: offset.row + row, column };
+/** A script parsed; a heredoc left open runs to the end of the script, as bash and dash run it. */
+function parseScript(shellParser: Parser, script: string): Tree | null {
+  // A line continuation at the very end joins nothing: the shell takes it as the end.
+  const text = script.replace(/\\(\r?\n)?\s*$/, '');
+  const tree = shellParser.parse(text);
+  if (tree === null || !tree.rootNode.hasError) return tree;
+  const open = tree.rootNode.descendantsOfType('heredoc_start').at(-1);
+  const delimiter = open?.text.replace(/['"\\]/g, '');
+  if (
+    open === undefined ||
+    open === null ||
+    delimiter === undefined ||
+    new RegExp(`^\\t*${delimiter}$`, 'm').test(text.slice(open.endIndex))
+  )
+    return tree;
+  tree.delete();
+  return shellParser.parse(`${text}\n${delimiter}\n`);
+}
+
+interface Said {
+  readonly speaks: { readonly said: number; readonly child?: readonly string[] };
+  readonly request?: Request;
+  readonly wrapper?: Omit<Wrapper, 'id' | 'runs'>;
+}
+
+/** A request or a wrapper, from a command's words (prefixes taken off). */
+function recognise(words: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>, id: number): Said | undefined {
+  const program = basename(words[0] ?? '');
+  if ((WRAPPERS as readonly string[]).includes(program)) {
+    const at = childAt(words.slice(1));
+    const child = at === undefined ? undefined : words.slice(at + 1);
+    const quits =
+      program === 'istio-job-run' ||
+      program === 'scuttle' ||
+      (program === 'linkerd-await' && words.some((word) => word === '--shutdown' || word === '-S'));
+    return {
+      speaks: { said: id, ...(child === undefined ? {} : { child }) },
+      wrapper: { program, quits, ...(child?.[0] === undefined ? {} : { child: child[0] }), place },
+    };
+  }
+  const request = requestOf(words, place, loopVariables);
+  return request === undefined ? undefined : { speaks: { said: id }, request };
+}
+
+/** What every command of a tree says, read as written (a trap's action, a script not followed to its end). */
+function collectStatic(
+  scope: Scope,
+  parse: (text: string, at: Place) => Scope | undefined,
+  speaks: (
+    words: readonly string[],
+    at: { key: string; place: Place },
+    loopVariables: ReadonlyMap<string, string>,
+  ) => { said: number } | undefined,
+  depth = 0,
+): number[] {
+  const found: number[] = [];
+  const stack: SyntaxNode[] = [scope.root];
+  while (stack.length > 0) {
+    const node = stack.pop() as SyntaxNode;
+    for (let i = node.namedChildCount - 1; i >= 0; i--) {
+      const child = node.namedChild(i);
+      if (child !== null) stack.push(child);
+    }
+    if (node.type !== 'command') continue;
+    const name = node.childForFieldName('name');
+    if (name === null) continue;
+    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is SyntaxNode => arg !== null)];
+    const inner = innerCommand(nodes, wordValue);
+    const words = inner.words.map(wordValue);
+    const shell = shellScript(words);
+    const scriptNode = shell === undefined ? undefined : inner.words[shell.at];
+    if (scriptNode !== undefined && depth < MAX_SCRIPT_DEPTH) {
+      const nested = parse(wordValue(scriptNode), inside(scriptNode, scope));
+      if (nested !== undefined) found.push(...collectStatic(nested, parse, speaks, depth + 1));
+      continue;
+    }
+    const first = inner.words[0] ?? name;
+    const { row, column } = first.startPosition;
+    const place = row === 0 ? { row: scope.offset.row, column: scope.offset.column + column } : { row: scope.offset.row + row, column };
+    const said = speaks(words, { key: `${scope.id}:${name.startIndex}`, place }, new Map());
+    if (said !== undefined) found.push(said.said);
+  }
+  return found;
+}
+
+/** When each request and wrapper runs, by id, from the paths of the outcome. */
+function runsOf(outcome: Outcome, count: number): Runs[] {
+  const seen = Array.from({ length: count }, () => ({
+    success: 0,
+    failure: 0,
+    afterWork: false,
+    effective: false,
+    trap: undefined as string | undefined,
+  }));
+  const failures = outcome.failure.filter((path) => path.failed);
+  for (const [world, paths] of [
+    ['success', outcome.success],
+    ['failure', failures],
+  ] as const) {
+    for (const path of paths) {
+      let worked = false;
+      const counted = new Set<number>();
+      for (const event of path.events) {
+        if (event.what === 'work') worked = true;
+        if (event.said === undefined) continue;
+        const entry = seen[event.said];
+        if (entry === undefined) continue;
+        if (!counted.has(event.said)) entry[world]++;
+        counted.add(event.said);
+        entry.afterWork ||= worked;
+        entry.effective ||= event.background !== true;
+        if (event.trap !== undefined) entry.trap = event.trap;
+      }
+    }
+  }
+  const signals = new Map(outcome.onSignal.map(({ said, trap }) => [said, trap]));
+  const unknown = outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined;
+  const skippedBy = (): string => {
+    const ended = failures.find((path) => path.end === 'errexit' || path.end === 'exit');
+    return ended === undefined ? '&&' : ended.end === 'errexit' ? 'set -e' : `"${ended.endText ?? 'exit'}"`;
+  };
+  return seen.map((entry, said) => {
+    const trap = entry.trap ?? signals.get(said);
+    const ran = entry.success + entry.failure > 0;
+    const conditional =
+      unknown ||
+      !ran ||
+      (entry.success > 0 && entry.success < outcome.success.length) ||
+      (entry.failure > 0 && entry.failure < failures.length);
+    return {
+      onSuccess: entry.success > 0 || (unknown && !ran),
+      onFailure: entry.failure > 0 || (unknown && !ran),
+      conditional,
+      afterWork: entry.afterWork,
+      effective: entry.effective || (unknown && !ran),
+      ...(trap === undefined ? {} : { trap }),
+      ...(entry.success > 0 && entry.failure === 0 && failures.length > 0 ? { skippedBy: skippedBy() } : {}),
+    };
+  });
 }
 
 /** The first place the shell would reject: what the parser could not read, or a reserved word used as a command. */
@@ -288,357 +346,15 @@ function findSyntaxError(root: SyntaxNode): ScriptFacts['syntaxError'] {
   return undefined;
 }
 
-function statements(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  for (const child of node.namedChildren) {
-    if (collected.replaced) return;
-    if (child !== null) statement(child, state, collected, offset);
-  }
-}
-
-function runsOf(state: State): Runs {
-  return {
-    onSuccess: !state.onlyOnFailure,
-    onFailure: !state.onlyOnSuccess && (state.failureGoesOn || state.trap === 'EXIT' || state.trap === 'ERR'),
-    conditional: state.conditional,
-    afterWork: state.afterWork,
-    ...(state.trap === undefined ? {} : { trap: state.trap }),
-    ...(state.onlyOnSuccess ? { skippedBy: '&&' } : state.failureGoesOn ? {} : { skippedBy: state.stoppedBy ?? 'set -e' }),
-  };
-}
-
-/** How many statements one script may take to read, functions called as often as they are: a bound on hostile input. */
-const BUDGET = 20_000;
-/** How deep statements nest before the rest is left unread (the walk recurses). */
-const MAX_NESTING = 400;
-
-function statement(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  if (state.depth > 40 || collected.spent++ > BUDGET || collected.nesting > MAX_NESTING) return;
-  collected.nesting++;
-  try {
-    visitStatement(node, state, collected, offset);
-  } finally {
-    collected.nesting--;
-  }
-}
-
-function visitStatement(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  switch (node.type) {
-    case 'comment':
-    case 'heredoc_body':
-      return;
-    case 'redirected_statement': {
-      const body = node.childForFieldName('body');
-      if (body !== null) statement(body, state, collected, offset);
-      return;
-    }
-    case 'command':
-      command(node, state, collected, offset);
-      return;
-    case 'list':
-      list(node, state, collected, offset);
-      return;
-    case 'pipeline': {
-      // Each command runs; without pipefail only the last one's status counts, so under set -e a failure of the
-      // others goes on.
-      const commands = node.namedChildren.filter((child): child is SyntaxNode => child !== null);
-      const before = { failureGoesOn: state.failureGoesOn, stoppedBy: state.stoppedBy, works: collected.workCount };
-      commands.forEach((child, index) => {
-        const last = index === commands.length - 1;
-        if (last && !state.pipefail && collected.workCount > before.works) {
-          statement(child, state, collected, offset);
-          state.failureGoesOn = before.failureGoesOn;
-          if (before.stoppedBy === undefined) delete state.stoppedBy;
-          else state.stoppedBy = before.stoppedBy;
-        } else if (last || state.pipefail) statement(child, state, collected, offset);
-        else {
-          const errexit = state.errexit;
-          state.errexit = false;
-          statement(child, state, collected, offset);
-          state.errexit = errexit;
-        }
-      });
-      return;
-    }
-    case 'negated_command':
-    case 'subshell':
-    case 'compound_statement':
-    case 'do_group':
-      statements(node, state, collected, offset);
-      return;
-    case 'for_statement':
-    case 'c_style_for_statement': {
-      const body = node.childForFieldName('body');
-      const variable = node.childForFieldName('variable')?.text;
-      const values = node.childrenForFieldName('value').map((value) => value?.text ?? '');
-      const urls = values.find((value) => QUIT_URLS.test(value));
-      if (variable !== undefined && urls !== undefined) state.urlVariables.set(variable, QUIT_URLS_VARIABLE);
-      if (body !== null) statement(body, state, collected, offset);
-      return;
-    }
-    case 'if_statement':
-    case 'while_statement':
-    case 'case_statement':
-    case 'elif_clause':
-    case 'else_clause':
-    case 'case_item': {
-      // A condition is tested: set -e spares it. A body runs only sometimes, but under set -e its failure ends the script.
-      const inner: State = { ...state, conditional: true };
-      for (let i = 0; i < node.childCount; i++) {
-        const child = node.child(i);
-        if (child === null || !child.isNamed) continue;
-        const tested =
-          node.fieldNameForChild(i) === 'condition' || (node.type === 'case_statement' && node.fieldNameForChild(i) === 'value');
-        statement(child, tested ? { ...inner, errexit: false } : inner, collected, offset);
-      }
-      state.afterWork ||= inner.afterWork;
-      if (!inner.failureGoesOn) {
-        state.failureGoesOn = false;
-        state.stoppedBy = inner.stoppedBy ?? 'set -e';
-      }
-      return;
-    }
-    case 'function_definition': {
-      const name = node.childForFieldName('name')?.text;
-      const body = node.childForFieldName('body');
-      if (name !== undefined && body !== null) collected.functions.set(name, { body, offset });
-      return;
-    }
-    case 'variable_assignment':
-    case 'variable_assignments':
-      assignment(node, state);
-      return;
-    case 'declaration_command':
-      assignment(node, state);
-      return;
-    case 'test_command':
-    case 'unset_command':
-      return;
-    default:
-      statements(node, state, collected, offset);
-  }
-}
-
-/** `x=$?`: x holds the status from now on. */
-function assignment(node: SyntaxNode, state: State): void {
-  const pairs = node.type === 'variable_assignment' ? [node] : node.descendantsOfType('variable_assignment');
-  for (const pair of pairs) {
-    const name = pair?.childForFieldName('name')?.text;
-    const value = pair?.childForFieldName('value')?.text ?? '';
-    if (name === undefined) continue;
-    if (/\$\?/.test(value)) state.statusVariables.add(name);
-    else state.statusVariables.delete(name);
-  }
-}
-
-function list(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  const [left, operator, right] = [node.child(0), node.child(1), node.child(2)];
-  if (left === null || operator === null || right === null) return statements(node, state, collected, offset);
-  const workBefore = collected.workCount;
-  // The left side never ends the script under set -e: only a list's last command does.
-  const leftState: State = { ...state, errexit: false };
-  statement(left, leftState, collected, offset);
-  state.afterWork = leftState.afterWork;
-  state.statusVariables = leftState.statusVariables;
-  const leftWorked = collected.workCount > workBefore;
-  const rightState: State = { ...state };
-  if (leftWorked && operator.type === '&&') rightState.onlyOnSuccess = true;
-  if (leftWorked && operator.type === '||') rightState.onlyOnFailure = true;
-  const lastBefore = collected.lastOnFailure;
-  statement(right, rightState, collected, offset);
-  // `quit || true`: the status is the one `true` gives, whatever the quit's; still the quit's doing.
-  if (operator.type === '||' && /^\s*(true|:)\s*$/.test(right.text) && lastBefore?.what === 'request') collected.lastOnFailure = lastBefore;
-  state.afterWork = rightState.afterWork;
-  state.errexit = rightState.errexit;
-  state.statusVariables = rightState.statusVariables;
-  // `job || other`: a failure of OTHER under set -e ends the script (the job's own failure was handled).
-  if (operator.type === '||' && !rightState.failureGoesOn) {
-    state.failureGoesOn = false;
-    state.stoppedBy = rightState.stoppedBy ?? 'set -e';
-  }
-  if (leftWorked && operator.type === '&&' && collected.lastOnFailure !== lastBefore) {
-    // After a failure the right side never ran: the list's status is the job's.
-    collected.lastOnFailure = { place: placeOf(left, offset), what: 'keeps' };
-  }
-  // `job || exit 1`: a failure goes no further.
-  if (leftWorked && operator.type === '||' && /^\s*(exit|return)\b/.test(right.text)) {
-    state.failureGoesOn = false;
-    state.stoppedBy = `"${right.text.trim()}"`;
-  }
-}
-
-function command(node: SyntaxNode, state: State, collected: Collected, offset: Place): void {
-  const nameNode = node.childForFieldName('name');
-  const args = node.childrenForFieldName('argument').filter((arg): arg is SyntaxNode => arg !== null);
-  if (nameNode === null) {
-    assignment(node, state);
-    return;
-  }
-  let words = [wordValue(nameNode), ...args.map(wordValue)];
-  let nodes = [nameNode, ...args];
-  // `exec X` replaces the shell with X: nothing after it runs, its traps included.
-  const replaces = basename(words[0] ?? '') === 'exec' && words.length > 1 && !state.conditional && state.trap === undefined;
-  // `exec X`, `timeout 5m X`, `env A=1 X`: X is the command.
-  while (words.length > 1 && PREFIXES.has(basename(words[0] as string))) {
-    const prefix = basename(words[0] as string);
-    let skip = 1;
-    if (prefix === 'busybox' && !['sh', 'ash', 'wget'].includes(words[1] ?? '')) break;
-    while (skip < words.length && ((words[skip] as string).startsWith('-') || /^\w+=/.test(words[skip] as string))) skip++;
-    if (prefix === 'timeout' && skip < words.length) skip++;
-    words = words.slice(skip);
-    nodes = nodes.slice(skip);
-  }
-  const program = basename(words[0] ?? '');
-  const place = placeOf(nodes[0] ?? nameNode, offset);
-  try {
-    runCommand(words, program, place, args, state, collected, offset);
-  } finally {
-    if (replaces && !state.onlyOnFailure) collected.replaced = true;
-  }
-}
-
-/** A simple command, its prefixes (exec, timeout, env) taken off: what it does for the rules. */
-function runCommand(
-  words: string[],
-  program: string,
-  place: Place,
-  args: readonly SyntaxNode[],
-  state: State,
-  collected: Collected,
-  offset: Place,
-): void {
-  if (program === 'set') return setOptions(words.slice(1), state);
-  if (program === 'trap') return trap(args, words.slice(1), collected, offset);
-  if (program === 'exit' || program === 'return') {
-    if (program === 'return' && state.depth === 0) return;
-    const code = words[1];
-    const variable = code?.replace(/^\$\{?|\}?$/g, '');
-    const keeps = code === undefined || (code.startsWith('$') && variable !== undefined && state.statusVariables.has(variable));
-    const zero = code === '0' || code === '$?';
-    if (!state.onlyOnSuccess && (state.failureGoesOn || state.trap !== undefined) && !state.conditional) {
-      collected.lastOnFailure = { place, what: zero ? 'exit0' : keeps ? 'keeps' : 'other' };
-    }
-    if (!state.conditional && !state.onlyOnSuccess && !state.onlyOnFailure) {
-      state.failureGoesOn = false;
-      state.stoppedBy = `"${words.join(' ')}"`;
-    } else if (state.onlyOnFailure) {
-      state.failureGoesOn = false;
-      state.stoppedBy = `"${words.join(' ')}"`;
-    }
-    return;
-  }
-  const called = collected.functions.get(words[0] ?? '');
-  if (called !== undefined) {
-    const inner: State = { ...state, depth: state.depth + 1 };
-    statement(called.body, inner, collected, called.offset);
-    state.afterWork = inner.afterWork;
-    state.errexit = inner.errexit;
-    state.failureGoesOn = inner.failureGoesOn;
-    if (inner.stoppedBy !== undefined) state.stoppedBy = inner.stoppedBy;
-    return;
-  }
-  if ((WRAPPERS as readonly string[]).includes(program)) {
-    const child = childOf(words.slice(1));
-    collected.wrappers.push({
-      program,
-      quits:
-        program === 'istio-job-run' ||
-        program === 'scuttle' ||
-        (program === 'linkerd-await' && words.some((word) => word === '--shutdown' || word === '-S')),
-      ...(child === undefined ? {} : { child }),
-      place,
-      runs: runsOf(state),
-    });
-    if (child !== undefined && !NOT_WORK.has(basename(child))) work(state, collected, place);
-    return;
-  }
-  const request = requestOf(program, words.slice(1), state.urlVariables, place);
-  if (request !== undefined) {
-    collected.requests.push({ ...request, runs: runsOf(state) });
-    if (!state.onlyOnSuccess && (state.failureGoesOn || state.trap !== undefined) && !state.conditional) {
-      collected.lastOnFailure = { place, what: 'request' };
-    }
-    return;
-  }
-  if (NOT_WORK.has(program) || program === '') {
-    if (
-      program !== 'echo' &&
-      program !== 'printf' &&
-      program !== 'sleep' &&
-      !state.conditional &&
-      !state.onlyOnSuccess &&
-      state.failureGoesOn
-    ) {
-      collected.lastOnFailure = { place, what: 'other' };
-    }
-    return;
-  }
-  work(state, collected, place);
-}
-
-function work(state: State, collected: Collected, place: Place): void {
-  collected.works = true;
-  collected.workCount++;
-  state.afterWork = true;
-  if (!state.onlyOnSuccess && !state.conditional && (state.failureGoesOn || state.trap !== undefined)) {
-    collected.lastOnFailure = { place, what: 'keeps' };
-  }
-  // Under set -e a failing command ends the script, unless it is tested (if, while, the left of && and ||).
-  if (state.errexit && state.trap === undefined) {
-    state.failureGoesOn = false;
-    state.stoppedBy = 'set -e';
-  }
-}
-
-/** `set -e`, `set +o errexit`, `set -euo pipefail`: the options the rules follow. */
-function setOptions(words: readonly string[], state: State): void {
-  for (const { name, on } of shellOptions(words)) {
-    if (name === 'errexit') state.errexit = on;
-    if (name === 'pipefail') state.pipefail = on;
-  }
-}
-
-/** The options of `set` or of a shell's command line: single letters (-e) and named ones (-o NAME), each on or off. */
-export function shellOptions(words: readonly string[]): { name: string; on: boolean }[] {
-  const found: { name: string; on: boolean }[] = [];
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] as string;
-    const flags = /^([-+])([a-zA-Z]+)$/.exec(word);
-    if (flags === null) break;
-    const on = flags[1] === '-';
-    for (const letter of flags[2] as string) {
-      if (letter === 'e') found.push({ name: 'errexit', on });
-      else if (letter === 'o') found.push({ name: words[++i] ?? '', on });
-    }
-  }
-  return found;
-}
-
-/** `trap ACTION SIGNAL...`: the action is kept, to be read as running at the exit, at an error or a signal. */
-function trap(args: readonly SyntaxNode[], words: readonly string[], collected: Collected, offset: Place): void {
-  const [action, ...signals] = words;
-  const actionNode = args[0];
-  if (action === undefined || actionNode === undefined) return;
-  for (const raw of signals) {
-    const signal = raw.toUpperCase().replace(/^SIG/, '');
-    const name = signal === '0' ? 'EXIT' : signal;
-    if (action === '' || action === '-') collected.traps.delete(name);
-    else {
-      const quoted = actionNode.type === 'string' || actionNode.type === 'raw_string';
-      const at = placeOf(actionNode, offset);
-      collected.traps.set(name, { node: actionNode, offset: quoted ? { row: at.row, column: at.column + 1 } : at, text: action });
-    }
-  }
-}
-
 /** Switches of the wrappers, which take no value; their other options do. */
 const SWITCHES = /^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy|-v|--verbose)$/;
 
 /** The command a wrapper runs: its first word after its own options (and `--`). */
-function childOf(words: readonly string[]): string | undefined {
+function childAt(words: readonly string[]): number | undefined {
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
-    if (word === '--') return words[i + 1];
-    if (!word.startsWith('-')) return word;
+    if (word === '--') return i + 1 < words.length ? i + 1 : undefined;
+    if (!word.startsWith('-')) return i;
     if (!word.includes('=') && !SWITCHES.test(word)) i++;
   }
   return undefined;

@@ -731,6 +731,48 @@ const CASES: readonly Case[] = [
       podMeta: 'annotations:\n  sidecar.istio.io/nativeSidecar: "true"\n  sidecar.istio.io/inject: "true"',
     }),
   },
+  // quit-before-job
+  {
+    name: 'a quit before the job',
+    rule: 'quit-before-job',
+    yaml: job(pod('command: ["/bin/sh", "-c", "curl -XPOST localhost:15020/quitquitquit; ./task.sh"]'), { podMeta: INJECTED }),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'a quit after the job',
+    rule: 'quit-before-job',
+    yaml: job(pod('command: ["/bin/sh", "-c", "./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+  },
+  // quit-only-on-signal
+  {
+    name: 'a quit only in a trap on TERM',
+    rule: 'quit-only-on-signal',
+    yaml: job(pod(`command: ["/bin/sh", "-c", "trap 'curl -XPOST localhost:15020/quitquitquit' TERM; ./task.sh"]`), { podMeta: INJECTED }),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'a quit in a trap on TERM and EXIT',
+    rule: 'quit-only-on-signal',
+    yaml: job(pod(`command: ["/bin/sh", "-c", "trap 'curl -XPOST localhost:15020/quitquitquit' TERM EXIT; ./task.sh"]`), {
+      podMeta: INJECTED,
+    }),
+  },
+  // wrapper-never-quits
+  {
+    name: 'istio-job-run --quit never under Never',
+    rule: 'wrapper-never-quits',
+    yaml: job(pod('command: ["/opt/tools/istio-job-run", "--quit", "never", "--"]\nargs: ["./task.sh"]'), { podMeta: INJECTED }),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'istio-job-run --quit on-success under OnFailure',
+    rule: 'wrapper-never-quits',
+    yaml: job(pod('command: ["/opt/tools/istio-job-run", "--quit", "on-success", "--"]\nargs: ["./task.sh"]', 'OnFailure'), {
+      podMeta: INJECTED,
+    }),
+  },
   {
     name: 'a Job with injection off',
     rule: 'unwrapped',

@@ -48,16 +48,19 @@ describe('where a quit runs', () => {
 });
 
 describe('the status after a failure', () => {
-  for (const [script, lost] of [
-    ['./job\ncurl -XPOST localhost:15020/quitquitquit', 'request'],
-    ['./job\ncurl -XPOST localhost:15020/quitquitquit || true', 'request'],
-    ['./job\nrc=$?\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc', undefined],
-    ['./job && curl -XPOST localhost:15020/quitquitquit', undefined],
-    ['q() { curl -XPOST localhost:15020/quitquitquit; exit 0; }\ntrap q EXIT\n./job', 'exit'],
-    ['trap "rc=\\$?; curl -XPOST localhost:15020/quitquitquit; exit \\$rc" EXIT\n./job', undefined],
+  for (const [script, status] of [
+    ['./job\ncurl -XPOST localhost:15020/quitquitquit', 0],
+    ['./job\ncurl -XPOST localhost:15020/quitquitquit || true', 0],
+    ['./job\nrc=$?\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc', 1],
+    ['./job && curl -XPOST localhost:15020/quitquitquit', 1],
+    ['q() { curl -XPOST localhost:15020/quitquitquit; exit 0; }\ntrap q EXIT\n./job', 0],
+    ['trap "rc=\\$?; curl -XPOST localhost:15020/quitquitquit; exit \\$rc" EXIT\n./job', 1],
   ] as const) {
-    test(`${JSON.stringify(script)}: ${lost ?? 'kept'}`, () => {
-      assert.equal(readScript(script, { errexit: false }).statusLostAt?.why, lost);
+    test(`${JSON.stringify(script)}: ${status}`, () => {
+      assert.deepEqual(
+        readScript(script, { errexit: false }).outcome.failure.map((path) => path.status),
+        [status],
+      );
     });
   }
 });

@@ -1,0 +1,133 @@
+// What a command's words are, before what it does: the programs that run their arguments as a command
+// (`timeout 60 sh -c ...`, `env A=1 job`, `tini -- job`), the shells whose `-c SCRIPT` is a script read in
+// turn, the options a shell or `set` switches, and the programs that are bookkeeping, not the job.
+
+/** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
+export const BOOKKEEPING = new Set([
+  'echo',
+  'printf',
+  'sleep',
+  'set',
+  'trap',
+  'export',
+  'unset',
+  'local',
+  'readonly',
+  'declare',
+  'typeset',
+  'shift',
+  'true',
+  ':',
+  'cd',
+  'pwd',
+  'test',
+  '[',
+  '[[',
+  'type',
+  'hash',
+  'umask',
+  'ulimit',
+  'wait',
+  'date',
+  'return',
+  'break',
+  'continue',
+  'let',
+  'which',
+  'read',
+  'alias',
+]);
+
+/** Programs that pass on what flows through a pipe, and succeed: `job | tee log`. */
+export const FILTERS = new Set(['tee', 'cat', 'sed', 'awk', 'head', 'tail', 'tr', 'cut', 'sort', 'uniq', 'wc', 'logger', 'ts']);
+
+/** The wrappers that run a command and stop sidecars after it. */
+export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
+
+/** The shells whose `-c SCRIPT` is read. */
+const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);
+
+/** Inits that run one command: the command after their options (and `--`). */
+export const INITS = new Set(['tini', 'tini-static', 'dumb-init', 'catatonit']);
+
+export const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+
+/**
+ * The command that programs running their arguments run: `exec`, `env A=1`, `nice -n 5`, `nohup`, `stdbuf -oL`,
+ * `setsid`, `timeout -s KILL 60`, `time`, `command` (not `command -v`), an init's `--`, `busybox APPLET`, `gosu
+ * USER`. `replaces`: an `exec` in front, which puts the command in the shell's place.
+ */
+export function innerCommand<T>(words: readonly T[], text: (word: T) => string | undefined): { words: readonly T[]; replaces: boolean } {
+  let at = 0;
+  let replaces = false;
+  const word = (index: number): string => text(words[index] as T) ?? '';
+  for (let guard = 0; guard < 16 && at < words.length - 1; guard++) {
+    const program = basename(word(at));
+    const optionsThen = (valued: RegExp): void => {
+      at++;
+      while (at < words.length && word(at).startsWith('-') && word(at) !== '-') {
+        const option = word(at++);
+        if (option === '--') break;
+        if (valued.test(option)) at++;
+      }
+    };
+    if (program === 'exec') {
+      replaces = true;
+      optionsThen(/^-a$/);
+    } else if (program === 'env') {
+      optionsThen(/^(-u|-C|-S|--unset|--chdir)$/);
+      while (at < words.length && /^\w+=/.test(word(at))) at++;
+    } else if (program === 'nice') optionsThen(/^-n$/);
+    else if (program === 'nohup' || program === 'setsid' || program === 'time') optionsThen(/^$/);
+    else if (program === 'stdbuf') optionsThen(/^-[ioe]$/);
+    else if (program === 'timeout') {
+      optionsThen(/^(-s|-k|--signal|--kill-after)$/);
+      at++;
+    } else if (program === 'command' && !word(at + 1).startsWith('-')) at++;
+    else if (INITS.has(program)) optionsThen(/^(-s|-e|-p|-l|--rewrite)$/);
+    else if (program === 'gosu' || program === 'su-exec') at += 2;
+    else if (program === 'busybox' && /^[a-z]/.test(word(at + 1))) at++;
+    else break;
+  }
+  return { words: words.slice(at), replaces };
+}
+
+/** The options of `set` or of a shell's command line: single letters (-e) and named ones (-o NAME), each on or off. */
+export function shellOptions(words: readonly string[]): { name: string; on: boolean }[] {
+  const found: { name: string; on: boolean }[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    const flags = /^([-+])([a-zA-Z]+)$/.exec(word);
+    if (flags === null) break;
+    const on = flags[1] === '-';
+    for (const letter of flags[2] as string) {
+      if (letter === 'e') found.push({ name: 'errexit', on });
+      else if (letter === 'o') found.push({ name: words[++i] ?? '', on });
+    }
+  }
+  return found;
+}
+
+/** A shell run with `-c`: the index of its script among the words, and whether -e and pipefail are on. */
+export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean } | undefined {
+  let start = 0;
+  if (basename(words[0] ?? '') === 'busybox') start = 1;
+  if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
+  let scriptAt: number | undefined;
+  let end = start + 1;
+  for (; end < words.length; end++) {
+    const word = words[end] as string;
+    if (!/^[-+][a-zA-Z]+$/.test(word)) break;
+    if (word.startsWith('-') && word.includes('c')) {
+      scriptAt = end + 1 + (word.endsWith('o') ? 1 : 0);
+      break;
+    }
+    // -o NAME, -eo NAME: the next word is the option's name.
+    if (word.endsWith('o')) end++;
+  }
+  if (scriptAt === undefined || scriptAt >= words.length) return undefined;
+  const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
+  const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
+  const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
+  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail') };
+}

@@ -1,0 +1,183 @@
+// --check against real shells: generated job scripts (test/support/script-grammar.ts) and the hand-written cases
+// below, each run in dash and in bash with the job succeeding and failing, in a pod of its own whose sidecar
+// listens on Istio's ports (test/support/script-proof.ts). A script is broken when, by the shell its manifest names,
+// a failed job ends 0, the quit comes before the job, or (Never) a run ends without an effective quit, or
+// (OnFailure) a quit follows a failed job or none follows a success. --check must report an error naming one of
+// the problem's rules on every broken script, and no error on one that works.
+//
+// SCRIPT_PROOF_SEED and SCRIPT_PROOF_COUNT choose the generated scripts (the seed is printed);
+// `npx node test/support/script-proof-main.ts` prints every disagreement in full.
+
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { istioPort } from '../../src/config/kinds.ts';
+import { OPTIONS } from '../../src/config/options.ts';
+import { loadShellParser } from '../../src/manifest/script/shell.ts';
+import {
+  DEFAULT_COUNT,
+  DEFAULT_SEED,
+  type GeneratedScript,
+  generateScripts,
+  wrapperScript,
+  writtenScript,
+} from '../support/script-grammar.ts';
+import { describe as describeProven, type Problem, type Proven, proofUnavailable, prove } from '../support/script-proof.ts';
+
+const SEED = Number(process.env['SCRIPT_PROOF_SEED'] ?? DEFAULT_SEED);
+const COUNT = Number(process.env['SCRIPT_PROOF_COUNT'] ?? DEFAULT_COUNT);
+
+const QUIT = `curl -fsS -X POST http://localhost:${istioPort('status')}/quitquitquit`;
+const PROXY_PROCESS = 'pilot-agent';
+const QUIT_FLAG = `--${OPTIONS.quit.flag}`;
+const NO_QUIT: readonly Problem[] = ['no-quit-after-success', 'no-quit-after-failure'];
+
+/** Hand-written scripts whose truth is known: they prove the harness tells each problem, and are proven in turn. */
+const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
+  [writtenScript('written-keeps-status', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit $rc`), []],
+  [writtenScript('written-and-quit', 'sh', 'Never', `migrate && ${QUIT}`), ['no-quit-after-failure']],
+  [writtenScript('written-then-quit', 'bash', 'Never', `migrate; ${QUIT}`), ['failed-job-ends-0']],
+  [writtenScript('written-quit-first', 'sh', 'Never', `${QUIT}; migrate`), ['quit-before-job']],
+  [
+    writtenScript('written-onfailure-always', 'sh', 'OnFailure', `migrate; rc=$?; ${QUIT}; exit $rc`, { prefix: ['timeout', '60'] }),
+    ['quit-after-failure'],
+  ],
+  [writtenScript('written-onfailure-and', 'bash', 'OnFailure', `migrate && ${QUIT}`), []],
+  // Each shape below was once misjudged by --check.
+  [writtenScript('written-exit-0-after-quit', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit 0`), ['failed-job-ends-0']],
+  [writtenScript('written-exit-status-after-quit', 'bash', 'Never', `migrate; rc=$?; ${QUIT}; exit $?`), ['failed-job-ends-0']],
+  [writtenScript('written-bare-exit-after-quit', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit`), ['failed-job-ends-0']],
+  [writtenScript('written-if-exit-after-quit', 'sh', 'Never', `migrate; rc=$?\n${QUIT}\nif [ $rc -ne 0 ]; then exit $rc; fi\n`), []],
+  [writtenScript('written-if-exit-1-after-quit', 'bash', 'Never', `migrate; rc=$?; ${QUIT}; if [ $rc -ne 0 ]; then exit 1; fi`), []],
+  [writtenScript('written-case-after-quit', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; case $rc in 0) ;; *) exit $rc ;; esac`), []],
+  [
+    writtenScript(
+      'written-bundled-xpost',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -sfXPOST localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    [],
+  ],
+  [
+    writtenScript(
+      'written-bundled-x-post',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -fsSX POST localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    [],
+  ],
+  [
+    writtenScript(
+      'written-request-equals',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -s --request=POST http://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [writtenScript('written-quit-in-bash-c', 'sh', 'Never', `bash -c 'migrate; rc=$?; ${QUIT}; exit $rc'`), []],
+  [writtenScript('written-quit-in-sh-c', 'bash', 'Never', `sh -c "migrate; rc=\\$?; ${QUIT}; exit \\$rc"`), []],
+  [writtenScript('written-quit-in-substitution', 'sh', 'Never', `migrate; rc=$?; out=$(${QUIT}); exit $rc`), []],
+  [
+    writtenScript(
+      'written-quit-url-variable',
+      'sh',
+      'Never',
+      `URL=http://127.0.0.1:${istioPort('status')}/quitquitquit; migrate; rc=$?; curl -fsS -X POST "$URL"; exit $rc`,
+    ),
+    [],
+  ],
+  [writtenScript('written-term-trap-only', 'bash', 'Never', `trap '${QUIT}' TERM; migrate`), NO_QUIT],
+  [writtenScript('written-int-hup-trap-only', 'sh', 'Never', `trap '${QUIT}' INT HUP; migrate`), NO_QUIT],
+  [
+    writtenScript(
+      'written-health-port',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -s -X POST http://localhost:${istioPort('health')}/quitquitquit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [writtenScript('written-tee-no-pipefail', 'sh', 'Never', `migrate | tee job.log; rc=$?; ${QUIT}; exit $rc`), ['failed-job-ends-0']],
+  [writtenScript('written-tee-pipefail', 'bash', 'Never', `set -o pipefail; migrate | tee job.log; rc=$?; ${QUIT}; exit $rc`), []],
+  [writtenScript('written-background-wait', 'sh', 'Never', `migrate & wait; rc=$?; ${QUIT}; exit $rc`), ['failed-job-ends-0']],
+  [writtenScript('written-background-wait-pid', 'sh', 'Never', `migrate & wait $!; rc=$?; ${QUIT}; exit $rc`), []],
+  [writtenScript('written-echo-then-status', 'sh', 'Never', `migrate; echo done; x=$(echo $?); ${QUIT}; exit $x`), ['failed-job-ends-0']],
+  [writtenScript('written-timeout-sh-c', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit $rc`, { prefix: ['timeout', '60'] }), []],
+  [writtenScript('written-dumb-init', 'bash', 'Never', `trap '${QUIT}' EXIT; migrate`, { prefix: ['dumb-init', '--'] }), []],
+  [writtenScript('written-pkill', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`, { sharesProcesses: true }), []],
+  [writtenScript('written-pkill-unshared', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`), NO_QUIT],
+  [
+    writtenScript(
+      'written-python',
+      'sh',
+      'Never',
+      `migrate; rc=$?; python3 -c "import urllib.request as r; r.urlopen(r.Request('http://localhost:${istioPort('status')}/quitquitquit', method='POST'))"; exit $rc`,
+    ),
+    [],
+  ],
+  [
+    writtenScript(
+      'written-node',
+      'sh',
+      'Never',
+      `migrate; rc=$?; node -e "fetch('http://127.0.0.1:${istioPort('status')}/quitquitquit', { method: 'POST' })"; exit $rc`,
+    ),
+    [],
+  ],
+  // This project's wrapper, told not to quit, or to quit only after a success under Never.
+  [wrapperScript('written-wrapper-quit-never', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'never'] }), NO_QUIT],
+  [wrapperScript('written-wrapper-quit-equals-never', 'sh', 'Never', 'migrate', { flags: [`${QUIT_FLAG}=never`] }), NO_QUIT],
+  [wrapperScript('written-wrapper-quit-never-variable', 'bash', 'Never', 'migrate', { flags: [], env: 'never' }), NO_QUIT],
+  [wrapperScript('written-wrapper-on-success', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'on-success'] }), ['no-quit-after-failure']],
+  [wrapperScript('written-wrapper-on-success-onfailure', 'sh', 'OnFailure', 'migrate', { flags: [QUIT_FLAG, 'on-success'] }, true), []],
+  [wrapperScript('written-wrapper-default', 'bash', 'Never', 'migrate', { flags: [] }, true), []],
+];
+
+const unavailable = proofUnavailable();
+const generated = generateScripts(SEED, COUNT);
+process.stderr.write(
+  `script proof: ${COUNT} scripts from seed ${SEED} (SCRIPT_PROOF_SEED=${SEED} SCRIPT_PROOF_COUNT=${COUNT} to repeat)\n`,
+);
+
+describe(`--check agrees with dash and bash on ${COUNT} generated scripts (seed ${SEED}) and ${WRITTEN.length} written ones`, {
+  skip: unavailable,
+}, () => {
+  const proven = new Map<string, Proven>();
+  before(
+    async () => {
+      await loadShellParser();
+      for (const one of await prove([...WRITTEN.map(([script]) => script), ...generated])) proven.set(one.script.id, one);
+    },
+    { timeout: 600_000 },
+  );
+
+  const provenOf = (id: string): Proven => {
+    const one = proven.get(id);
+    if (one === undefined) throw new Error(`${id} was not run`);
+    return one;
+  };
+
+  test('the same seed makes the same scripts, and another seed others', () => {
+    assert.deepEqual(generateScripts(SEED, COUNT), generated);
+    assert.notDeepEqual(
+      generateScripts(SEED + 1, COUNT).map((script) => script.manifest),
+      generated.map((script) => script.manifest),
+    );
+  });
+
+  for (const [script, problems] of WRITTEN) {
+    test(`the shells find ${script.id} ${problems.length === 0 ? 'working' : problems.join(', ')}`, () => {
+      const one = provenOf(script.id);
+      assert.deepEqual([...one.problems].sort(), [...problems].sort(), describeProven(one));
+    });
+  }
+
+  for (const script of [...WRITTEN.map(([written]) => written), ...generated]) {
+    test(`--check on ${script.id} (${script.shell}, ${script.policy}: ${script.shapes.join(', ')})`, () => {
+      const one = provenOf(script.id);
+      assert.equal(one.agreement, 'agrees', describeProven(one));
+    });
+  }
+});

@@ -1,0 +1,400 @@
+// The proof of --check against real shells: each generated script runs in dash and in bash, once with the job
+// succeeding and once with it failing, inside a pod of its own (test/support/fixtures/proof-pod.c: a private
+// network and PID namespace whose sidecar answers on Istio's real ports, and whose processes run where the pod shares
+// them); real curl, wget, busybox wget, python3, node, pkill, timeout, tini and dumb-init; stand-ins only for the
+// job and for pilot-agent; the built wrapper where a manifest runs it. What really happened (an effective quit before or after the job, the container's status)
+// says whether the script works, by the shell the manifest names (sh is Debian's dash); the other shell's result is
+// kept beside it. Then --check reads every manifest in one run, and each verdict is compared with the truth.
+// Needs root (namespaces), gcc and the build.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { parse } from 'yaml';
+import { need } from '../../scripts/tools.ts';
+import { PROGRAM } from '../../src/bundle/self.ts';
+import { ISTIO, istioPort } from '../../src/config/kinds.ts';
+import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../src/config/mode.ts';
+import { runManifest } from '../../src/manifest/cli/cli.ts';
+import { FIXTURES, NODE, start, WRAPPER } from './process.ts';
+import { type GeneratedScript, JOB_PROGRAMS } from './script-grammar.ts';
+
+export type ShellName = 'dash' | 'bash';
+export type JobOutcome = 'success' | 'failure';
+const SHELLS: readonly ShellName[] = ['dash', 'bash'];
+const CLASSIC_STATUS = JSON.stringify({ containers: [PROXY_CONTAINER] });
+const OUTCOMES: readonly JobOutcome[] = ['success', 'failure'];
+/** The failed job's status: not 1, so a status made up by the script is told from the job's. */
+const FAILED = 3;
+/**
+ * A run's bound: a script still running then has hung (a wait for a sidecar that is gone). Far above a run's
+ * usual tens of milliseconds, as a niced Python on a busy machine can take seconds to start.
+ */
+const RUN_TIMEOUT_MS = 30_000;
+
+/** What one run did, from the pod's events. */
+export interface Run {
+  readonly exit: number;
+  /** How long the container ran. */
+  readonly ms: number;
+  /** Where the first effective quit came: none, before the job started, or after. */
+  readonly quit: 'none' | 'before-job' | 'after-job';
+  readonly jobRan: boolean;
+  readonly timedOut: boolean;
+  readonly events: readonly string[];
+}
+
+/**
+ * What makes a script broken, and the rules of --check that name it. An effective quit is a POST to pilot-agent's
+ * quit, a POST to Envoy's admin quit (pilot-agent exits when Envoy does: --check warns of it, quit-admin-port), or a
+ * signal to one of the sidecar's processes.
+ */
+export const PROBLEMS = {
+  'failed-job-ends-0': ['exit-code-lost'],
+  'no-quit-after-failure': ['quit-skipped-on-failure', 'quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
+  'no-quit-after-success': ['quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
+  'quit-before-job': ['quit-before-job'],
+  'quit-after-failure': ['onfailure-quit-always'],
+  // Any error: these come with one of the above, or from a script that never gets to its job.
+  'succeeded-job-ends-non-zero': [],
+  hangs: [],
+} as const satisfies Record<string, readonly string[]>;
+export type Problem = keyof typeof PROBLEMS;
+
+/** The truth of one shell's two runs under the script's restartPolicy. */
+function problemsOf(policy: GeneratedScript['policy'], success: Run, failure: Run): Problem[] {
+  const problems: Problem[] = [];
+  if (success.timedOut || failure.timedOut) problems.push('hangs');
+  if (failure.exit === 0) problems.push('failed-job-ends-0');
+  if (success.exit !== 0 && !success.timedOut) problems.push('succeeded-job-ends-non-zero');
+  if (success.quit === 'none') problems.push('no-quit-after-success');
+  if (success.quit === 'before-job' || failure.quit === 'before-job') problems.push('quit-before-job');
+  if (policy === 'Never' && failure.quit === 'none') problems.push('no-quit-after-failure');
+  if (policy === 'OnFailure' && failure.quit === 'after-job') problems.push('quit-after-failure');
+  return problems;
+}
+
+export interface CheckFinding {
+  readonly line: number;
+  readonly level: string;
+  readonly rule: string;
+  readonly message: string;
+}
+
+export type Agreement = 'agrees' | 'missed' | 'other-rule' | 'false-error';
+
+export interface Proven {
+  readonly script: GeneratedScript;
+  /** The shell whose runs are the truth: the one the manifest names. */
+  readonly shell: ShellName;
+  readonly runs: Readonly<Record<ShellName, Readonly<Record<JobOutcome, Run>>>>;
+  readonly problems: readonly Problem[];
+  /** The other shell's truth, where it differs. */
+  readonly otherProblems?: readonly Problem[];
+  readonly findings: readonly CheckFinding[];
+  readonly agreement: Agreement;
+  /** The rules that would name its problems (empty: any error does). */
+  readonly expected: readonly string[];
+}
+
+/** Why the proof cannot run here (root for the namespaces, the build, the programs the scripts call), or undefined. */
+export function proofUnavailable(): string | undefined {
+  if (!existsSync(WRAPPER)) return `needs the build (${WRAPPER}: npm run build)`;
+  try {
+    need('gcc', 'unshare', 'dash', 'bash', 'curl', 'wget', 'busybox', 'python3', 'pkill', 'pgrep', 'pidof', 'tini', 'dumb-init');
+    execFileSync('unshare', ['--net', '--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
+    return undefined;
+  } catch (error) {
+    return error instanceof Error && error.message.includes('missing')
+      ? error.message
+      : 'needs root and unshare (network and PID namespaces)';
+  }
+}
+
+/** The container's argv as the manifest gives it, its environment, and whether the pod shares its processes. */
+interface Container {
+  readonly argv: readonly string[];
+  readonly env: readonly string[];
+  readonly sharesProcesses: boolean;
+}
+
+interface EnvEntry {
+  readonly name: string;
+  readonly value?: string;
+  readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath?: string } };
+}
+
+function containerOf(manifest: string): Container {
+  const job = parse(manifest) as {
+    spec: {
+      template: {
+        spec: {
+          shareProcessNamespace?: boolean;
+          containers: { command?: string[]; args?: string[]; env?: EnvEntry[] }[];
+        };
+      };
+    };
+  };
+  const pod = job.spec.template.spec;
+  const container = pod.containers[0];
+  if (container === undefined) throw new Error('a manifest without a container');
+  return {
+    argv: [...(container.command ?? []), ...(container.args ?? [])].map(String),
+    // The downward API's sidecar status, as the injector leaves it on a pod with a classic sidecar.
+    env: (container.env ?? []).map(({ name, value, valueFrom }) =>
+      valueFrom?.fieldRef?.fieldPath?.includes(STATUS_ANNOTATION) === true ? `${name}=${CLASSIC_STATUS}` : `${name}=${value ?? ''}`,
+    ),
+    sharesProcesses: pod.shareProcessNamespace === true,
+  };
+}
+
+/** The argv with its shell (the first sh or bash, after any program in front of it) replaced by SHELL. */
+function withShell(argv: readonly string[], shell: ShellName): string[] {
+  const at = argv.findIndex((word) => basename(word) === 'sh' || basename(word) === 'bash');
+  if (at < 0) throw new Error(`no shell in ${JSON.stringify(argv)}`);
+  const word = argv[at] as string;
+  return argv.map((item, index) => (index === at ? (word.includes('/') ? join(dirname(word), shell) : shell) : item));
+}
+
+/** The directory the pods run from: the pod, the stand-ins, one work directory per pod, the outputs. */
+interface Stage {
+  readonly dir: string;
+  readonly pod: string;
+  readonly bin: string;
+  readonly sidecar: string;
+  readonly path: string;
+  work(index: number): string;
+  output(id: string): string;
+}
+
+function stage(): Stage {
+  const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-script-proof-'));
+  const pod = join(dir, 'proof-pod');
+  execFileSync('gcc', ['-O2', '-Wall', '-Werror', '-o', pod, join(FIXTURES, 'proof-pod.c')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const bin = join(dir, 'bin');
+  const sidecar = join(dir, 'sidecar');
+  for (const sub of [bin, sidecar, join(dir, 'out')]) mkdirSync(sub);
+  for (const program of JOB_PROGRAMS) if (!program.endsWith('.sh')) symlinkSync(pod, join(bin, program));
+  for (const process of ISTIO.template.processes) symlinkSync(pod, join(sidecar, process));
+  symlinkSync(NODE, join(bin, 'node'));
+  symlinkSync(WRAPPER, join(bin, PROGRAM));
+  // pilot-agent's own commands as a job's script uses them: `request METHOD PATH` goes to Envoy's admin port.
+  const ready = `http://localhost:${istioPort('health')}${ISTIO.ready?.path ?? ''}`;
+  writeFileSync(
+    join(bin, 'pilot-agent'),
+    [
+      '#!/bin/sh',
+      'case "$1" in',
+      `request) exec curl -sf -X "$2" "http://localhost:${istioPort('envoy-admin')}/\${3#/}" ;;`,
+      `wait) exec curl -sf -o /dev/null ${ready} ;;`,
+      '*) echo "pilot-agent: $1: not in this stand-in" >&2; exit 2 ;;',
+      'esac',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return {
+    dir,
+    pod,
+    bin,
+    sidecar,
+    path: `${bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    work: (index) => {
+      const work = join(dir, `work-${index}`);
+      mkdirSync(work, { recursive: true });
+      const script = join(work, 'run-job.sh');
+      try {
+        symlinkSync(pod, script);
+      } catch {}
+      return work;
+    },
+    output: (id) => join(dir, 'out', id),
+  };
+}
+
+interface Planned {
+  readonly id: string;
+  readonly argv: readonly string[];
+  readonly env: readonly string[];
+  readonly shares: boolean;
+  readonly status: number;
+}
+
+/** Runs the planned containers on `pods` pods side by side; the events and status of each, by id. */
+async function runAll(
+  stage: Stage,
+  planned: readonly Planned[],
+  pods: number,
+): Promise<Map<string, { exit: number; events: string[]; ms: number }>> {
+  const results = new Map<string, { exit: number; events: string[]; ms: number }>();
+  const shares = Array.from({ length: pods }, (_, index) => planned.filter((_, at) => at % pods === index));
+  await Promise.all(
+    shares.map(async (share, index) => {
+      if (share.length === 0) return;
+      const work = stage.work(index);
+      const fields = share.flatMap((run) => [
+        run.id,
+        work,
+        stage.output(run.id),
+        run.shares ? '1' : '0',
+        String(run.status),
+        String(run.env.length + 2),
+        `PATH=${stage.path}`,
+        `HOME=${work}`,
+        ...run.env,
+        String(run.argv.length),
+        ...run.argv,
+      ]);
+      const args = [
+        ...['--net', '--pid', '--fork', '--mount-proc', '--kill-child', '--', stage.pod],
+        ...[istioPort('status'), istioPort('health'), istioPort('envoy-admin')].map(String),
+        ...[ISTIO.quit.path, ISTIO.ready?.path ?? '', ISTIO.template.quitMethods?.[0] ?? 'POST'],
+        ...[stage.sidecar, ISTIO.template.processes.join(','), join(work, '.events'), String(RUN_TIMEOUT_MS)],
+      ];
+      // Each run has its bound in the pod; this one only stops a pod that failed to keep it.
+      const running = start('unshare', args, { env: { PATH: stage.path }, timeoutMs: (share.length + 1) * (RUN_TIMEOUT_MS + 1_000) });
+      running.process.stdin?.end(Buffer.from(fields.map((field) => `${field}\0`).join('')));
+      const finished = await running.finished;
+      if (finished.code !== 0) throw new Error(`the proof's pod failed (${finished.code}): ${finished.stderr}`);
+      for (const line of finished.stdout.split('\n')) {
+        const [kind, id = '', ...rest] = line.split(' ');
+        const result = results.get(id) ?? { exit: -1, events: [], ms: 0 };
+        results.set(id, result);
+        if (kind === 'E') result.events.push(rest.join(' '));
+        else if (kind === 'R') {
+          result.exit = Number(rest[1]);
+          result.ms = Number(rest[3]);
+        }
+      }
+    }),
+  );
+  return results;
+}
+
+function runOf(result: { exit: number; events: readonly string[]; ms: number } | undefined): Run {
+  if (result === undefined || result.exit < 0) throw new Error('a run with no result from the pod');
+  const events = result.events;
+  const began = events.indexOf('job-start');
+  const quit = events.findIndex((event) => event.startsWith('quit '));
+  return {
+    exit: result.exit,
+    ms: result.ms,
+    events,
+    jobRan: began >= 0,
+    timedOut: events.includes('timeout'),
+    quit: quit < 0 ? 'none' : began >= 0 && quit > began ? 'after-job' : 'before-job',
+  };
+}
+
+/** --check over every manifest in one run, through the manifest tools' own entry point; the findings by file. */
+async function checkAll(scripts: readonly GeneratedScript[]): Promise<Map<string, CheckFinding[]>> {
+  const files = new Map(scripts.map((script) => [`${script.id}.yaml`, script.manifest]));
+  const out: string[] = [];
+  const err: string[] = [];
+  await runManifest(['--check', ...files.keys()], 'istio-job-run', '0.0.0', {
+    readFile: (path) => {
+      const text = files.get(path);
+      if (text === undefined) throw Object.assign(new Error(path), { code: 'ENOENT' });
+      return text;
+    },
+    listDir: () => undefined,
+    stdout: (text) => out.push(text),
+    stderr: (line) => err.push(line),
+  });
+  if (err.length > 0) throw new Error(`--check could not read the manifests: ${err.join('\n')}`);
+  const found = new Map<string, CheckFinding[]>();
+  for (const line of out.join('').split('\n')) {
+    const match = /^(.+?)\.yaml:(\d+): (\w+): ([\w-]+): (.*)$/.exec(line);
+    if (match === null) continue;
+    const [, id = '', at = '', level = '', rule = '', message = ''] = match;
+    found.set(id, [...(found.get(id) ?? []), { line: Number(at), level, rule, message }]);
+  }
+  return found;
+}
+
+function agreementOf(problems: readonly Problem[], findings: readonly CheckFinding[]): { agreement: Agreement; expected: string[] } {
+  const errors = findings.filter((finding) => finding.level === 'error').map((finding) => finding.rule);
+  const expected = [...new Set(problems.flatMap((problem) => PROBLEMS[problem] as readonly string[]))];
+  if (problems.length === 0) return { agreement: errors.length === 0 ? 'agrees' : 'false-error', expected };
+  if (errors.length === 0) return { agreement: 'missed', expected };
+  const anyError = problems.some((problem) => PROBLEMS[problem].length === 0);
+  return { agreement: anyError || errors.some((rule) => expected.includes(rule)) ? 'agrees' : 'other-rule', expected };
+}
+
+/** Runs every script in both shells with both outcomes, checks every manifest, and compares. */
+export async function prove(scripts: readonly GeneratedScript[], options: { pods?: number; keep?: boolean } = {}): Promise<Proven[]> {
+  const staged = stage();
+  try {
+    const containers = new Map(scripts.map((script) => [script.id, containerOf(script.manifest)]));
+    const planned = scripts.flatMap((script) =>
+      SHELLS.flatMap((shell) =>
+        OUTCOMES.map((outcome): Planned => {
+          const container = containers.get(script.id) as Container;
+          return {
+            id: `${script.id}.${shell}.${outcome}`,
+            argv: withShell(container.argv, shell),
+            env: container.env,
+            shares: container.sharesProcesses,
+            status: outcome === 'success' ? 0 : FAILED,
+          };
+        }),
+      ),
+    );
+    const [results, findings] = await Promise.all([runAll(staged, planned, options.pods ?? availableParallelism() * 2), checkAll(scripts)]);
+    return scripts.map((script): Proven => {
+      const runs = Object.fromEntries(
+        SHELLS.map((shell) => [
+          shell,
+          Object.fromEntries(OUTCOMES.map((outcome) => [outcome, runOf(results.get(`${script.id}.${shell}.${outcome}`))])),
+        ]),
+      ) as Record<ShellName, Record<JobOutcome, Run>>;
+      const shell: ShellName = script.shell === 'sh' ? 'dash' : 'bash';
+      const other: ShellName = shell === 'dash' ? 'bash' : 'dash';
+      const problems = problemsOf(script.policy, runs[shell].success, runs[shell].failure);
+      const otherProblems = problemsOf(script.policy, runs[other].success, runs[other].failure);
+      const found = findings.get(script.id) ?? [];
+      return {
+        script,
+        shell,
+        runs,
+        problems,
+        ...(otherProblems.join() === problems.join() ? {} : { otherProblems }),
+        findings: found,
+        ...agreementOf(problems, found),
+      };
+    });
+  } finally {
+    if (options.keep !== true) rmSync(staged.dir, { recursive: true, force: true });
+  }
+}
+
+/** One run in a few words: its status and where its quit came. */
+const runText = (run: Run): string =>
+  `exit ${run.exit}${run.timedOut ? ' (hung)' : ''}, ${run.quit === 'none' ? 'no quit' : `quit ${run.quit}`}`;
+
+/** A disagreement as the model's author reads it: the script, what each shell did, the truth, --check's findings. */
+export function describe(proven: Proven): string {
+  const { script } = proven;
+  const lines = [
+    `${script.id} (${script.shell} -> ${proven.shell}, restartPolicy ${script.policy}): ${proven.agreement}`,
+    `  shapes: ${script.shapes.join(', ')}`,
+    ...SHELLS.map(
+      (shell) =>
+        `  ${shell.padEnd(4)}: job succeeds: ${runText(proven.runs[shell].success)}; job fails: ${runText(proven.runs[shell].failure)}${shell === proven.shell ? '  <- the truth' : ''}`,
+    ),
+    `  truth: ${proven.problems.length === 0 ? 'works' : `broken: ${proven.problems.join(', ')}`}${proven.otherProblems === undefined ? '' : ` (in ${proven.shell === 'dash' ? 'bash' : 'dash'}: ${proven.otherProblems.length === 0 ? 'works' : proven.otherProblems.join(', ')})`}`,
+    `  expected: ${proven.problems.length === 0 ? 'no error' : proven.expected.length === 0 ? 'any error' : `an error of ${proven.expected.join(' or ')}`}`,
+    ...(proven.findings.length === 0
+      ? ['  --check: nothing']
+      : proven.findings.map(
+          (finding) => `  --check: line ${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message.slice(0, 160)}`,
+        )),
+    '  manifest:',
+    ...script.manifest
+      .trimEnd()
+      .split('\n')
+      .map((line) => `    | ${line}`),
+  ];
+  return lines.join('\n');
+}
