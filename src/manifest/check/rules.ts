@@ -11,13 +11,15 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { columnOf, entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
 
-type Level = 'error' | 'warning';
+export type Level = 'error' | 'warning' | 'info';
 
 export interface Finding {
   readonly line: number;
+  /** The column, from 1, when the finding is at a YAML node. */
+  readonly column?: number;
   readonly level: Level;
   readonly rule: RuleId;
   readonly message: string;
@@ -434,6 +436,36 @@ const ROWS = [
       }
     },
   },
+  {
+    id: 'hand-rolled-quit',
+    level: 'info',
+    finds: 'a quit the script sends itself that works, without a wait for readiness with retries before the job',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          if (container.script?.facts.statusLostAt !== undefined) continue;
+          const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
+          for (const quit of container.aimed) {
+            const { runs, via } = quit.request;
+            const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+            const works = runs.onSuccess && runs.onFailure === (pod.workload.restartPolicy !== 'OnFailure');
+            if (quit.what !== 'quit' || quit.envoyAdmin === true || !works || sidecar?.form !== 'classic' || sidecar.quitOn === false)
+              continue;
+            const wait = waits.find((aimed) => aimed.kind === quit.kind);
+            if (wait?.request.runs.conditional === true) continue;
+            const lacks = [
+              wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
+              ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
+            ];
+            report(
+              quit.line,
+              `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; --inject replaces it: ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
 ] as const satisfies readonly Rule[];
 
 export type RuleId = (typeof ROWS)[number]['id'];
@@ -461,7 +493,8 @@ export function check(source: Source, settings: CheckSettings = { namespaces: ne
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
       seen.add(key);
-      findings.push({ line, level: row.level, rule: row.id as RuleId, message });
+      const column = typeof at === 'number' ? undefined : columnOf(source, at as Node | Pair);
+      findings.push({ line, ...(column === undefined ? {} : { column }), level: row.level, rule: row.id as RuleId, message });
     });
   }
   return findings.sort((a, b) => a.line - b.line);
