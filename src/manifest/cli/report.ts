@@ -16,7 +16,7 @@ export const JSON_FIELDS = {
   file: 'the FILE as given (`<stdin>` for -)',
   line: 'the line, from 1',
   column: 'the column, from 1, where the finding is at a YAML node (absent for a place inside a script)',
-  level: Object.keys(LEVELS).join(', '),
+  level: `the level: ${Object.keys(LEVELS).join(', ')}`,
   rule: 'the rule id (the table above)',
   message: 'the whole message, as the text line has it',
   instead: 'what to do instead: the end of the message (absent when the message has no such part)',
@@ -25,7 +25,7 @@ export const JSON_FIELDS = {
 export const FORMATS = {
   text: 'one line per finding, FILE:LINE: LEVEL: RULE: MESSAGE (the default)',
   json: `one JSON array of every finding of every FILE, each an object of ${Object.keys(JSON_FIELDS).join(', ')}`,
-  sarif: "a SARIF 2.1.0 log, one run: the rules and each finding's file and line (GitHub's and GitLab's code scanning)",
+  sarif: "a SARIF 2.1.0 log, one run: the rules and each finding's file and line (for code scanning in CI)",
 } as const;
 export type Format = keyof typeof FORMATS;
 
@@ -45,20 +45,18 @@ export interface Located extends Finding {
 
 type JsonFinding = { readonly [field in keyof typeof JSON_FIELDS]?: string | number };
 
-/** The verbs a message's last clause starts with when it says what to do instead. */
-const INSTEAD = /: ((?:run|remove|set|move|use|fix|wait|quit|add|put|give|drop|keep|replace|name|switch) .*)$/;
+/** The verbs a message's clause starts with when it says what to do instead, after a colon or a semicolon. */
+const INSTEAD = /[:;] ((?:run|remove|set|move|use|fix|wait|quit|add|put|write|drop|keep|replace|switch)\b.*)$/;
 
-/** What to do instead: the message's last clause that starts with a verb of the list. */
-function instead(message: string): string | undefined {
-  let found: string | undefined;
-  for (let at = message.indexOf(': '); at >= 0; at = message.indexOf(': ', at + 1)) {
+/** What to do instead: the first clause from which on the message says it. */
+export function instead(message: string): string | undefined {
+  for (let at = message.search(/[:;] /); at >= 0; ) {
     const match = INSTEAD.exec(message.slice(at));
-    if (match !== null) {
-      found = match[1];
-      break;
-    }
+    if (match !== null) return match[1];
+    const next = message.slice(at + 1).search(/[:;] /);
+    at = next < 0 ? -1 : at + 1 + next;
   }
-  return found;
+  return undefined;
 }
 
 export const textLine = (finding: Located): string =>
