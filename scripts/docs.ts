@@ -8,6 +8,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
+import { OUTPUT_FLAGS } from '../src/manifest/cli/flags.ts';
+import { JSON_FIELDS, LEVELS, ruleAnchor } from '../src/manifest/cli/report.ts';
 import { SPECS } from '../src/config/options.ts';
 import { type Endpoint, type Reading, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
 import { root } from './root.ts';
@@ -63,10 +65,11 @@ export function kindsTable(): string {
   return lines.join('\n');
 }
 
-/** Every rule of --check: its id (what a finding line names), its level and what it finds. */
+/** Every rule of --check: its id (what a finding line names, with the anchor SARIF links to), its level and what it finds. */
 export function rulesTable(): string {
   const lines = [row(['rule', 'level', 'finds']), row(['---', '---', '---'])];
-  for (const [rule, { level, finds }] of Object.entries(RULE_SUMMARIES)) lines.push(row([code(rule), cell(level), cell(finds)]));
+  for (const [rule, { level, finds }] of Object.entries(RULE_SUMMARIES))
+    lines.push(row([`<a id="${ruleAnchor(rule)}"></a>${code(rule)}`, cell(level), cell(finds)]));
   return lines.join('\n');
 }
 
@@ -75,6 +78,18 @@ const onValues = (reading: Reading): string =>
   reading.otherwise === 'on'
     ? `anything but ${reading.off.map(code).join(', ')}`
     : `${reading.on.map(code).join(', ')}${reading.folds === true ? ' (any case)' : ''}`;
+
+/** A two-column table of a record: its keys as code, its values as text. */
+const recordTable = (heads: readonly [string, string], record: Readonly<Record<string, string>>): string =>
+  [row([...heads]), row(['---', '---']), ...Object.entries(record).map(([key, value]) => row([code(key), cell(value)]))].join('\n');
+
+/** --check's levels, and the flags of its output and suppressions, with their variables. */
+export function checkOutputTable(): string {
+  const lines = [row(['flag', 'environment variable', 'meaning']), row(['---', '---', '---'])];
+  for (const { usage, variable, help } of OUTPUT_FLAGS)
+    lines.push(row([code(usage), variable === undefined ? '' : code(variable), cell(help)]));
+  return `${recordTable(['level', 'means'], LEVELS)}\n\n${lines.join('\n')}`;
+}
 
 /** How --check and --inject recognise each kind in a pod template, from the kinds table's template markers. */
 export function markersTable(): string {
@@ -122,7 +137,15 @@ type Tables = Readonly<Record<string, () => string>>;
 /** Each file with generated tables (its path from the repository's root), and its tables by region name. */
 export const DOCS: readonly { readonly file: string; readonly tables: Tables }[] = [
   { file: 'README.md', tables: { options: optionsTable, 'sidecar-kinds': kindsTable } },
-  { file: 'docs/MANIFESTS.md', tables: { 'check-rules': rulesTable, 'sidecar-markers': markersTable } },
+  {
+    file: 'docs/MANIFESTS.md',
+    tables: {
+      'check-rules': rulesTable,
+      'check-output': checkOutputTable,
+      'check-json': () => recordTable(['field', 'holds'], JSON_FIELDS),
+      'sidecar-markers': markersTable,
+    },
+  },
 ];
 
 /** TEXT with each marked table of TABLES replaced by what its function writes now; an error names a missing marker. */

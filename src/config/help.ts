@@ -54,7 +54,7 @@ export function renderHelp(version: string): string {
   return lines.join('\n');
 }
 
-function wrap(text: string, width: number): string[] {
+export function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {

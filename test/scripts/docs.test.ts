@@ -31,7 +31,7 @@ describe('the generated tables of the docs', () => {
     const rows = rulesTable().split('\n').slice(2);
     assert.deepEqual(
       rows.map((line) => cells(line).slice(0, 2)),
-      Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => [`\`${rule}\``, level.replaceAll('|', '\\|')]),
+      Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => [`<a id="rule-${rule}"></a>\`${rule}\``, level.replaceAll('|', '\\|')]),
     );
   });
 

@@ -21,14 +21,16 @@ import {
   readPod,
 } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { columnOf, entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/outcome.ts';
 import { workloads } from '../yaml/workloads.ts';
 
-type Level = 'error' | 'warning';
+export type Level = 'error' | 'warning' | 'info';
 
 export interface Finding {
   readonly line: number;
+  /** The column, from 1, when the finding is at a YAML node. */
+  readonly column?: number;
   readonly level: Level;
   readonly rule: RuleId;
   readonly message: string;
@@ -113,10 +115,8 @@ const ROWS = [
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
-          const paths = judged(container);
-          if (paths === undefined || paths.failure.length === 0 || quitsOf(container).length === 0) continue;
-          if (!paths.failure.every((path) => path.status === 0)) continue;
-          const path = paths.failure[0] as Path;
+          const path = statusLost(container);
+          if (path === undefined) continue;
           const line =
             path.statusAt === undefined ? scriptLine(container, 0, 0) : scriptLine(container, path.statusAt.row, path.statusAt.column);
           const why =
@@ -542,7 +542,44 @@ const ROWS = [
       }
     },
   },
+  {
+    id: 'hand-rolled-quit',
+    level: 'info',
+    finds: 'a quit the script sends itself that works, without a wait for readiness with retries before the job',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          if (statusLost(container) !== undefined) continue;
+          const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
+          for (const quit of container.aimed) {
+            const { runs, via } = quit.request;
+            const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+            const works = runs.onSuccess && runs.onFailure === (pod.workload.restartPolicy !== 'OnFailure');
+            if (quit.what !== 'quit' || quit.envoyAdmin === true || !works || sidecar?.form !== 'classic' || sidecar.quitOn === false)
+              continue;
+            const wait = waits.find((aimed) => aimed.kind === quit.kind);
+            if (wait?.request.runs.conditional === true) continue;
+            const lacks = [
+              wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
+              ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
+            ];
+            report(
+              quit.line,
+              `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; --inject replaces it: ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
 ] as const satisfies readonly Rule[];
+
+/** Where a script that quits ends with 0 after the job failed, on every path the model knows: the status is lost. */
+function statusLost(container: ContainerFacts): Path | undefined {
+  const paths = judged(container);
+  if (paths === undefined || paths.failure.length === 0 || quitsOf(container).length === 0) return undefined;
+  return paths.failure.every((path) => path.status === 0) ? paths.failure[0] : undefined;
+}
 
 export type RuleId = (typeof ROWS)[number]['id'];
 
@@ -569,7 +606,8 @@ export function check(source: Source, settings: CheckSettings = { namespaces: ne
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
       seen.add(key);
-      findings.push({ line, level: row.level, rule: row.id as RuleId, message });
+      const column = typeof at === 'number' ? undefined : columnOf(source, at as Node | Pair);
+      findings.push({ line, ...(column === undefined ? {} : { column }), level: row.level, rule: row.id as RuleId, message });
     });
   }
   return findings.sort((a, b) => a.line - b.line);

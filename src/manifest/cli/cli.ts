@@ -7,12 +7,15 @@
 // stdout that cannot be written.
 
 import { PROGRAM } from '../../bundle/self.ts';
+import { wrap } from '../../config/help.ts';
 import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
 import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
-import { type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
+import { type CheckOutput, type Env, OUTPUT_FLAGS, parseFlags, parsePlugin, type Request } from './flags.ts';
+import { fails, LEVELS, type Located, textLine, toJson, toSarif } from './report.ts';
 import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
+import { IGNORE_ANNOTATION, IGNORE_COMMENT, noneSuppressed, suppressedLine, unsuppressed } from './suppress.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
 import { parseSource, type Source } from '../yaml/source.ts';
 
@@ -62,7 +65,7 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
   const files = plugin ? expandDirectories(request.files, io) : request.files;
   const now = io.addressSpace?.();
   const room = before === undefined || now === undefined ? undefined : { before, now };
-  if (request.kind === 'check') return runCheck(files, request.settings, io, room);
+  if (request.kind === 'check') return runCheck(files, request.settings, { ...request.output, version }, io, room);
   return runInject(files, request, `${PROGRAM}:${version}`, io, room);
 }
 
@@ -140,9 +143,18 @@ function write(io: ManifestIo, text: string): Written {
   }
 }
 
-function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings, io: ManifestIo, room?: Room): number {
+function runCheck(
+  files: readonly (string | Unusable)[],
+  settings: CheckSettings,
+  output: CheckOutput & { readonly version: string },
+  io: ManifestIo,
+  room?: Room,
+): number {
   let code = 0;
   let readerGone = false;
+  const all: Located[] = [];
+  const suppressed = noneSuppressed();
+  for (const warning of output.warnings) io.stderr(warning);
   for (const file of files) {
     const source = read(file, io, room);
     if ('problem' in source) {
@@ -156,14 +168,24 @@ function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings
       code = EXIT_USAGE;
       continue;
     }
-    const lines = findings.map((finding) => `${source.name}:${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message}\n`);
-    if (code === 0 && findings.some((finding) => finding.level === 'error')) code = EXIT_FOUND;
+    const warnings: string[] = [];
+    const kept = unsuppressed(source, findings, output.ignore, suppressed, warnings).map((finding) => ({ ...finding, file: source.name }));
+    for (const warning of warnings) io.stderr(warning);
+    if (code === 0 && kept.some((finding) => fails(finding.level, output.threshold))) code = EXIT_FOUND;
+    if (output.format !== 'text') {
+      all.push(...kept);
+      continue;
+    }
     // Once the reader is gone, the other files are still checked: the exit code is theirs too.
-    const written: Written = readerGone ? 'reader-gone' : write(io, lines.join(''));
+    const written: Written = readerGone ? 'reader-gone' : write(io, kept.map(textLine).join(''));
     if (written === 'failed') return EXIT_USAGE;
     readerGone = written === 'reader-gone';
   }
-  return code;
+  const summary = suppressedLine(suppressed);
+  if (summary !== undefined) io.stderr(summary);
+  if (output.format === 'text') return code;
+  const text = output.format === 'json' ? toJson(all) : toSarif(all, output.version);
+  return write(io, text) === 'failed' ? EXIT_USAGE : code;
 }
 
 function runInject(
@@ -234,10 +256,23 @@ function usage(plugin: boolean, version: string): string {
     `A FILE larger than ${MAX_INPUT_MIB} MiB is refused (the Kubernetes API server takes 1.5 MiB in one`,
     'object); so is one nested too deeply to parse. Flags go in any order; --flag=VALUE too.',
     '',
-    'check: one line per finding on stdout, FILE:LINE: error|warning: RULE: what to do',
-    'instead. Exit 0 without errors, 1 with one, 2 when a FILE cannot be read or parsed.',
+    `check: one line per finding on stdout, FILE:LINE: ${Object.keys(LEVELS).join('|')}: RULE: what to`,
+    'do instead. Exit 0 without errors, 1 with one (at or above --failure-threshold), 2',
+    'when a FILE cannot be read or parsed.',
+    ...Object.entries(LEVELS).map(([level, means]) => `  ${level.padEnd(7)}  ${means}`),
     'Rules:',
     ...Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
+    '',
+    ...OUTPUT_FLAGS.flatMap(({ usage, variable, help }) => [
+      `  ${usage}${variable === undefined ? '' : ` (or ${variable})`}`,
+      ...wrap(help, 80).map((line) => `      ${line}`),
+    ]),
+    ...wrap(
+      `Suppressed for one object: the annotation ${IGNORE_ANNOTATION}: "RULE[,RULE...]" on it or its pod template; ` +
+        `for one finding: a comment ${IGNORE_COMMENT} on its line or the line above (YAML's or the script's). ` +
+        'A count of what was suppressed goes to stderr.',
+      86,
+    ),
     '',
     'A pod gets a sidecar when its template shows one (an injection label or annotation,',
     'a sidecar container); a Job that shows none is clean, unless its namespace injects:',

@@ -6,13 +6,30 @@ import type { KindName } from '../../config/kinds.ts';
 import type { CheckSettings } from '../check/rules.ts';
 import { ENTRYPOINT_FLAG } from '../inject/inject.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
+import { DEFAULT_THRESHOLD, FORMATS, type Format, THRESHOLDS, type Threshold } from './report.ts';
 import { PLUGIN_NAME } from './select.ts';
+import { IGNORE_FLAG, IGNORE_VARIABLE, ruleList } from './suppress.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** How --check writes its findings, which it leaves out, and which fail it. */
+export interface CheckOutput {
+  readonly format: Format;
+  readonly threshold: Threshold;
+  /** The rules of --ignore (or ISTIO_JOB_RUN_IGNORE). */
+  readonly ignore: ReadonlySet<string>;
+  /** The ids of --ignore that are no rule, each said as a line. */
+  readonly warnings: readonly string[];
+}
+
 /** What the command line asks for. */
 export type Request =
-  | { readonly kind: 'check'; readonly files: readonly string[]; readonly settings: CheckSettings }
+  | {
+      readonly kind: 'check';
+      readonly files: readonly string[];
+      readonly settings: CheckSettings;
+      readonly output: CheckOutput;
+    }
   | {
       readonly kind: 'inject';
       readonly files: readonly string[];
@@ -23,8 +40,19 @@ export type Request =
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
-/** The flags, in the order errors list them: each with the value it takes, if any (and its short name). */
-const FLAG_TABLE: readonly { readonly flag: string; readonly value?: string; readonly short?: string }[] = [
+interface FlagRow {
+  readonly flag: string;
+  /** The value it takes, if any (and its short name). */
+  readonly value?: string;
+  readonly short?: string;
+  /** The variable that stands for it when it is not given. */
+  readonly variable?: string;
+  /** What it does, for the flags --help and docs/MANIFESTS.md list from here. */
+  readonly help?: string;
+}
+
+/** The flags, in the order errors list them. */
+const FLAG_TABLE: readonly FlagRow[] = [
   { flag: '--check', value: 'FILE' },
   { flag: '--inject', value: 'FILE' },
   { flag: '--image', value: 'IMAGE' },
@@ -32,8 +60,33 @@ const FLAG_TABLE: readonly { readonly flag: string; readonly value?: string; rea
   { flag: `--${INJECTED_NAMESPACES_FLAG}`, value: '[KIND=]NAMESPACE,...', short: 'LIST' },
   { flag: '--namespace', value: 'NAMESPACE' },
   { flag: ENTRYPOINT_FLAG, value: 'CONTAINER=COMMAND' },
+  {
+    flag: '--format',
+    value: Object.keys(FORMATS).join('|'),
+    short: 'FORMAT',
+    help: Object.entries(FORMATS)
+      .map(([format, writes]) => `${format}: ${writes}`)
+      .join('; '),
+  },
+  {
+    flag: '--failure-threshold',
+    value: THRESHOLDS.join('|'),
+    short: 'LEVEL',
+    help: `exit 1 when a finding at LEVEL or above remains (default ${DEFAULT_THRESHOLD}; none: never)`,
+  },
+  {
+    flag: IGNORE_FLAG,
+    value: 'RULE[,RULE...]',
+    short: 'RULE',
+    variable: IGNORE_VARIABLE,
+    help: "leave out every finding of RULE (repeatable); the variable's list counts when no --ignore is given",
+  },
   { flag: '--help' },
 ];
+/** The flags of --check's output, with their help: --help and docs/MANIFESTS.md list them from here. */
+export const OUTPUT_FLAGS = FLAG_TABLE.flatMap(({ flag, value, variable, help }) =>
+  help === undefined ? [] : [{ usage: `${flag} ${value ?? ''}`.trim(), variable, help }],
+);
 /** The value flags, and what each takes. */
 const VALUE_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
   FLAG_TABLE.flatMap(({ flag, value }) => (value === undefined ? [] : [[flag, value]])),
@@ -61,11 +114,18 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   let namespace: string | undefined;
   const namespaces = new Map<KindName, Set<string>>();
   const entrypoints = new Map<string, readonly string[]>();
+  const chosen: { format?: string; threshold?: string } = {};
+  const ignored: string[] = [];
+  let ignoredBy = IGNORE_FLAG;
   if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
   if (!argv.some((arg) => arg.startsWith(`--${INJECTED_NAMESPACES_FLAG}`))) {
     const fromEnv = env[INJECTED_NAMESPACES_VARIABLE];
     const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, namespaces);
     if (problem !== undefined) return { kind: 'error', message: `${INJECTED_NAMESPACES_VARIABLE}: ${problem}` };
+  }
+  if (!argv.some((arg) => arg.startsWith(IGNORE_FLAG))) {
+    ignored.push(env[IGNORE_VARIABLE] ?? '');
+    ignoredBy = IGNORE_VARIABLE;
   }
   const waiting: string[] = [];
   const take = (flag: string, value: string): Request | undefined => {
@@ -96,6 +156,23 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
           message: `${flag}: ${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`,
         };
       entrypoints.set(value.slice(0, at), words);
+      return undefined;
+    }
+    if (flag === IGNORE_FLAG) {
+      ignored.push(value);
+      return undefined;
+    }
+    if (flag === '--format' || flag === '--failure-threshold') {
+      const field = flag === '--format' ? 'format' : 'threshold';
+      const allowed = VALUE_FLAGS[flag] as string;
+      if (!allowed.split('|').includes(value))
+        return { kind: 'error', message: `${flag}: ${JSON.stringify(value)} is not one of ${allowed}` };
+      if (chosen[field] !== undefined && chosen[field] !== value)
+        return {
+          kind: 'error',
+          message: `${flag}: given twice (${JSON.stringify(chosen[field])}, ${JSON.stringify(value)}): one of ${allowed}`,
+        };
+      chosen[field] = value;
       return undefined;
     }
     if (flag === '--check') checks.push(value);
@@ -139,9 +216,22 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     if (image !== undefined || native)
       return { kind: 'error', message: `${image === undefined ? '--native' : '--image'}: goes with --inject, not --check` };
     if (entrypoints.size > 0) return { kind: 'error', message: `${ENTRYPOINT_FLAG}: goes with --inject, not --check` };
-    return { kind: 'check', files: checks, settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) } };
+    const listed = ruleList(ignored.join(','), ignoredBy);
+    return {
+      kind: 'check',
+      files: checks,
+      settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) },
+      output: {
+        format: (chosen.format ?? 'text') as Format,
+        threshold: (chosen.threshold ?? DEFAULT_THRESHOLD) as Threshold,
+        ignore: new Set(listed.rules),
+        warnings: listed.warnings,
+      },
+    };
   }
   if (injects.length === 0) return { kind: 'error', message: '--check FILE or --inject FILE is needed' };
+  const checkOnly = argv.find((arg) => /^--(format|failure-threshold|ignore)(=|$)/.test(arg));
+  if (checkOnly !== undefined) return { kind: 'error', message: `${checkOnly.split('=')[0]}: goes with --check, not --inject` };
   if (image !== undefined && native)
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
   return {
@@ -176,6 +266,7 @@ export function parsePlugin(argv: readonly string[], env: Env): Request {
       flags.push('--namespace', rest[++i] ?? '');
     } else if (
       /^--(namespace|injected-namespaces)(=|$)/.test(arg) ||
+      (command === 'check' && /^--(format|failure-threshold|ignore)(=|$)/.test(arg)) ||
       (command === 'inject' && /^--(image|native|entrypoint)(=|$)/.test(arg))
     ) {
       flags.push(arg);
@@ -183,7 +274,7 @@ export function parsePlugin(argv: readonly string[], env: Env): Request {
     } else {
       return {
         kind: 'error',
-        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST]' : '-f FILE [--image IMAGE] [--native] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
+        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST] [--format FORMAT] [--failure-threshold LEVEL] [--ignore RULE]' : '-f FILE [--image IMAGE] [--native] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
       };
     }
   }

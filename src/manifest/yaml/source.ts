@@ -94,6 +94,12 @@ export const lineOf = (source: Source, node: Node | Pair | undefined | null): nu
   return source.lines.linePos(isNode(at) ? (at.range?.[0] ?? 0) : 0).line;
 };
 
+/** The column (from 1) where a node starts; undefined for none. */
+export const columnOf = (source: Source, node: Node | Pair | undefined | null): number | undefined => {
+  const at: unknown = isPair(node) ? node.key : node;
+  return isNode(at) && at.range ? source.lines.linePos(at.range[0]).col : undefined;
+};
+
 /**
  * The pair of a map under a key (written as a plain or quoted string): the last one written, else the first
  * merged map that has it. Aliases are followed.

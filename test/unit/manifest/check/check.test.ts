@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { type CheckSettings, check, type Finding, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { type CheckSettings, check, type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { instead } from '../../../../src/manifest/cli/report.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { parseSource } from '../../../../src/manifest/yaml/source.ts';
 import { source } from '../../../support/manifest.ts';
@@ -51,7 +52,7 @@ interface Case {
   readonly rule: RuleId;
   readonly settings?: CheckSettings;
   /** The finding expected, or none: its level, and what the line it names (the first holding it) holds. */
-  readonly expect?: { readonly at: string; readonly level: 'error' | 'warning' };
+  readonly expect?: { readonly at: string; readonly level: Level };
 }
 
 const CASES: readonly Case[] = [
@@ -803,6 +804,52 @@ const CASES: readonly Case[] = [
     rule: 'unwrapped',
     yaml: 'kind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    metadata: {labels: {sidecar.istio.io/inject: "true"}}\n    spec:\n      containers: [{name: web, image: x}]\n',
   },
+
+  // hand-rolled-quit
+  {
+    name: 'a quit that works, with no wait before the job: it lacks the wait, the retry and needs curl',
+    rule: 'hand-rolled-quit',
+    yaml: job(
+      pod('command: ["/bin/sh", "-c"]\nargs:\n- |\n  ./task.sh; rc=$?\n  curl -fsS -XPOST http://127.0.0.1:15020/quitquitquit\n  exit $rc'),
+      {
+        podMeta: INJECTED,
+      },
+    ),
+    expect: { at: 'curl -fsS', level: 'info' },
+  },
+  {
+    name: 'a quit in a trap on EXIT after one wait that is not retried',
+    rule: 'hand-rolled-quit',
+    yaml: job(
+      pod(
+        `command: ["sh", "-c"]\nargs:\n- |\n  ${TRAP('localhost:15020/quitquitquit')}\n  wget -q -O- localhost:15021/healthz/ready\n  ./task.sh`,
+      ),
+      { podMeta: INJECTED },
+    ),
+    expect: { at: 'trap', level: 'info' },
+  },
+  {
+    name: 'a script that waits in a loop (retries) and quits in a trap: silent',
+    rule: 'hand-rolled-quit',
+    yaml: job(
+      pod(
+        `command: ["sh", "-c"]\nargs:\n- |\n  ${TRAP('localhost:15020/quitquitquit')}\n  until curl -fs localhost:15021/healthz/ready; do sleep 1; done\n  ./task.sh`,
+      ),
+      { podMeta: INJECTED },
+    ),
+  },
+  {
+    name: 'a quit that does not work (after &&): its error says so, not this',
+    rule: 'hand-rolled-quit',
+    yaml: job(pod('command: ["sh", "-c", "./task.sh && curl -XPOST localhost:15020/quitquitquit"]'), { podMeta: INJECTED }),
+  },
+  {
+    name: 'a quit to a native sidecar: native-quit says so, not this',
+    rule: 'hand-rolled-quit',
+    yaml: job(pod('command: ["sh", "-c", "./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: `${INJECTED}\n  sidecar.istio.io/nativeSidecar: "true"`,
+    }),
+  },
 ];
 
 const findingsOf = (yaml: string, rule: RuleId, settings?: CheckSettings): Finding[] =>
@@ -823,7 +870,12 @@ describe('--check rules, each from manifests that trip it and manifests that mus
           entry.yaml,
         );
       }
-      for (const finding of found) assert.ok(finding.message.length > 40, 'the message says what to do instead');
+      for (const finding of found) {
+        assert.ok(finding.message.length > 40, 'the message says what to do instead');
+        // The one message that says what a field needs rather than what to do: JSON has no `instead` for it.
+        if (!/needs restartPolicy: Never/.test(finding.message))
+          assert.ok(instead(finding.message) !== undefined, `--format json finds what to do instead in: ${finding.message}`);
+      }
     });
   }
 

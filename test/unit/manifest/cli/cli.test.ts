@@ -3,10 +3,14 @@
 // Deep nesting: test/e2e/manifest-size.test.ts.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../../src/manifest/cli/cli.ts';
 import { PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { RULE_SUMMARIES } from '../../../../src/manifest/check/rules.ts';
 import { MIGRATE_JOB } from '../../../support/manifest.ts';
+import { root } from '../../../support/process.ts';
 
 const JOB = MIGRATE_JOB;
 
@@ -22,6 +26,7 @@ async function run(
   files: Record<string, string | readonly string[]> = {},
   writeError?: string,
   plugin = false,
+  env: Record<string, string> = {},
 ): Promise<Run> {
   let stdout = '';
   const stderr: string[] = [];
@@ -43,6 +48,7 @@ async function run(
       stdout += text;
     },
     stderr: (line) => stderr.push(line),
+    env,
   };
   const code = await runManifest(argv, plugin ? `/usr/local/bin/${PLUGIN_NAME}` : 'istio-job-run', '9.9.9', io);
   return { code, stdout, stderr };
@@ -235,5 +241,226 @@ describe('which namespaces inject, and commands the manifest does not show', () 
     const files = { 'job.yaml': PLAIN_JOB.replace('  namespace: payments\n', '') };
     const result = await run(['check', '-f', 'job.yaml', '-n', 'payments', '--injected-namespaces', 'payments'], files, undefined, true);
     assert.equal(result.code, 1, result.stderr.join('\n'));
+  });
+});
+
+/** A Job of the mesh whose one container runs SCRIPT, with ANNOTATIONS on the Job's own metadata. */
+const meshJob = (script: string, annotations = ''): string =>
+  [
+    'apiVersion: batch/v1',
+    'kind: Job',
+    'metadata:',
+    '  name: task',
+    ...(annotations === '' ? [] : ['  annotations:', `    ${annotations}`]),
+    'spec:',
+    '  template:',
+    '    metadata:',
+    '      labels: {sidecar.istio.io/inject: "true"}',
+    '    spec:',
+    '      restartPolicy: Never',
+    '      containers:',
+    '      - name: job',
+    '        image: x',
+    '        command: ["sh", "-c"]',
+    '        args:',
+    '        - |',
+    ...script.split('\n').map((line) => `          ${line}`),
+    '',
+  ].join('\n');
+const SKIPPED = './task.sh && curl -XPOST localhost:15020/quitquitquit';
+const HAND_ROLLED = './task.sh; rc=$?\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc';
+/** An error (line 17), a warning (a key written twice, line 14) and an info (line 18, a hand-rolled quit). */
+const LEVELLED = {
+  'error.yaml': meshJob(SKIPPED),
+  'warning.yaml': meshJob(`./task.sh; rc=$?\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc`).replace(
+    '        image: x\n',
+    '        image: x\n        image: y\n',
+  ),
+  'info.yaml': meshJob(HAND_ROLLED),
+};
+
+describe('--check for CI: formats, levels and the failure threshold', () => {
+  test('without the new flags: the text lines and exit codes as always (error 1, warning and info 0)', async () => {
+    const error = await run(['--check', 'error.yaml'], LEVELLED);
+    assert.equal(error.code, 1);
+    assert.match(error.stdout, /^error\.yaml:17: error: quit-skipped-on-failure: container job: the quit follows &&, .*\n$/);
+    assert.deepEqual(error.stderr, []);
+    const info = await run(['--check', 'info.yaml'], LEVELLED);
+    assert.equal(info.code, 0);
+    assert.match(info.stdout, /^info\.yaml:18: info: hand-rolled-quit: container job: this quit works, but has no wait .*curl.*--inject/);
+    assert.equal((await run(['--check', 'warning.yaml'], LEVELLED)).code, 0);
+    for (const file of Object.keys(LEVELLED))
+      assert.deepEqual(await run(['--check', file, '--format', 'text'], LEVELLED), await run(['--check', file], LEVELLED));
+  });
+
+  test('--failure-threshold: exit 1 when a finding at or above it remains', async () => {
+    const cases: [string, string, number][] = [
+      ['error.yaml', 'error', 1],
+      ['error.yaml', 'none', 0],
+      ['warning.yaml', 'error', 0],
+      ['warning.yaml', 'warning', 1],
+      ['warning.yaml', 'info', 1],
+      ['info.yaml', 'warning', 0],
+      ['info.yaml', 'info', 1],
+      ['info.yaml', 'none', 0],
+    ];
+    for (const [file, threshold, code] of cases) {
+      const result = await run(['--check', file, `--failure-threshold=${threshold}`], LEVELLED);
+      assert.equal(result.code, code, `${file} --failure-threshold ${threshold}`);
+    }
+  });
+
+  test("--format json: one array of every file's findings, with file, line, column where known, level, rule, message, instead", async () => {
+    const result = await run(['--check', 'error.yaml', 'warning.yaml', '--format', 'json'], LEVELLED);
+    assert.equal(result.code, 1);
+    const findings = JSON.parse(result.stdout) as Record<string, unknown>[];
+    assert.deepEqual(
+      findings.map(({ file, line, column, level, rule }) => ({ file, line, column, level, rule })),
+      [
+        { file: 'error.yaml', line: 17, column: undefined, level: 'error', rule: 'quit-skipped-on-failure' },
+        { file: 'warning.yaml', line: 14, column: 9, level: 'warning', rule: 'duplicate-key' },
+        { file: 'warning.yaml', line: 19, column: undefined, level: 'info', rule: 'hand-rolled-quit' },
+      ],
+    );
+    assert.match(String(findings[0]?.['instead']), /^quit in a trap on EXIT, or run the job's command under istio-job-run/);
+    for (const finding of findings) assert.ok(String(finding['message']).endsWith(String(finding['instead'] ?? '')));
+    assert.equal((await run(['--check', 'info.yaml', '--format=json'], LEVELLED)).code, 0);
+    assert.equal(
+      (
+        await run(['--check', 'info.yaml', '--format=json'], {
+          'info.yaml': 'kind: ConfigMap\n',
+        })
+      ).stdout,
+      '[]\n',
+    );
+  });
+
+  test('--format sarif: one run, every rule with a link to its row of docs/MANIFESTS.md, each result at its file and line', async () => {
+    const result = await run(['--check', 'ci/error.yaml', '--format', 'sarif'], { 'ci/error.yaml': LEVELLED['error.yaml'] });
+    assert.equal(result.code, 1);
+    const log = JSON.parse(result.stdout);
+    assert.equal(log.version, '2.1.0');
+    assert.equal(log.runs.length, 1);
+    const [run0] = log.runs;
+    assert.equal(run0.tool.driver.version, '9.9.9');
+    const docs = readFileSync(join(root, 'docs', 'MANIFESTS.md'), 'utf8');
+    assert.deepEqual(
+      run0.tool.driver.rules.map((rule: { id: string }) => rule.id),
+      Object.keys(RULE_SUMMARIES),
+    );
+    for (const rule of run0.tool.driver.rules) {
+      assert.ok(rule.shortDescription.text.length > 10);
+      const anchor = /docs\/MANIFESTS\.md#([\w-]+)/.exec(rule.help.text)?.[1];
+      assert.ok(anchor !== undefined && docs.includes(`<a id="${anchor}"></a>`), `${rule.id}: ${anchor} is an anchor of docs/MANIFESTS.md`);
+    }
+    assert.deepEqual(run0.results, [
+      {
+        ruleId: 'quit-skipped-on-failure',
+        ruleIndex: Object.keys(RULE_SUMMARIES).indexOf('quit-skipped-on-failure'),
+        level: 'error',
+        message: {
+          text: JSON.parse((await run(['--check', 'e.yaml', '--format', 'json'], { 'e.yaml': LEVELLED['error.yaml'] })).stdout)[0].message,
+        },
+        locations: [{ physicalLocation: { artifactLocation: { uri: 'ci/error.yaml', uriBaseId: 'SRCROOT' }, region: { startLine: 17 } } }],
+      },
+    ]);
+  });
+
+  test('bad values: one line naming the flag, the value and what is allowed, exit 2', async () => {
+    const cases: [readonly string[], string][] = [
+      [['--check', 'error.yaml', '--format', 'xml'], '--format: "xml" is not one of text|json|sarif'],
+      [['--check', 'error.yaml', '--failure-threshold=style'], '--failure-threshold: "style" is not one of error|warning|info|none'],
+      [
+        ['--check', 'error.yaml', '--format', 'json', '--format', 'sarif'],
+        '--format: given twice ("json", "sarif"): one of text|json|sarif',
+      ],
+      [['--inject', 'error.yaml', '--format', 'json'], '--format: goes with --check, not --inject'],
+      [['--inject', 'error.yaml', '--ignore=unwrapped'], '--ignore: goes with --check, not --inject'],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv, LEVELLED);
+      assert.deepEqual([result.code, result.stdout, result.stderr], [2, '', [`${message} (see istio-job-run --help)`]], argv.join(' '));
+    }
+  });
+
+  test('the plugin passes --format, --failure-threshold and --ignore on', async () => {
+    const result = await run(['check', '-f', 'info.yaml', '--format', 'json', '--failure-threshold', 'info'], LEVELLED, undefined, true);
+    assert.equal(result.code, 1);
+    assert.equal(JSON.parse(result.stdout)[0].rule, 'hand-rolled-quit');
+    assert.equal((await run(['check', '-f', 'info.yaml', '--ignore', 'hand-rolled-quit'], LEVELLED, undefined, true)).stdout, '');
+  });
+});
+
+describe('--check suppressions', () => {
+  const SUMMARY = '--check: 1 finding suppressed';
+  test('--ignore RULE (repeatable, or a list) and ISTIO_JOB_RUN_IGNORE, which the flag beats', async () => {
+    const ignored = await run(['--check', 'error.yaml', '--ignore', 'quit-skipped-on-failure'], LEVELLED);
+    assert.deepEqual(ignored, { code: 0, stdout: '', stderr: [`${SUMMARY} (1 by --ignore or ISTIO_JOB_RUN_IGNORE)`] });
+    const both = await run(
+      ['--check', 'error.yaml', 'info.yaml', '--ignore=hand-rolled-quit', '--ignore', 'duplicate-key,quit-skipped-on-failure'],
+      LEVELLED,
+    );
+    assert.deepEqual([both.code, both.stdout], [0, '']);
+    const env = { ISTIO_JOB_RUN_IGNORE: 'quit-skipped-on-failure, hand-rolled-quit' };
+    assert.deepEqual((await run(['--check', 'error.yaml'], LEVELLED, undefined, false, env)).code, 0);
+    const beaten = await run(['--check', 'error.yaml', '--ignore', 'hand-rolled-quit'], LEVELLED, undefined, false, env);
+    assert.equal(beaten.code, 1);
+  });
+
+  test('an unknown rule id is a warning naming it and where the ids are; the rest still apply', async () => {
+    const result = await run(['--check', 'error.yaml', '--ignore', 'quit-skiped-on-failure'], LEVELLED);
+    assert.equal(result.code, 1);
+    assert.deepEqual(result.stderr, [
+      '--ignore: "quit-skiped-on-failure" is not a rule of --check, ignored (the rules: istio-job-run --check --help)',
+    ]);
+    const env = await run(['--check', 'info.yaml'], LEVELLED, undefined, false, { ISTIO_JOB_RUN_IGNORE: 'nope,hand-rolled-quit' });
+    assert.deepEqual(env.stderr, [
+      'ISTIO_JOB_RUN_IGNORE: "nope" is not a rule of --check, ignored (the rules: istio-job-run --check --help)',
+      `${SUMMARY} (1 by --ignore or ISTIO_JOB_RUN_IGNORE)`,
+    ]);
+  });
+
+  test('the istio-job-run.io/ignore annotation, on the object or its pod template, for that object only', async () => {
+    const onJob = meshJob(SKIPPED, 'istio-job-run.io/ignore: "hand-rolled-quit,quit-skipped-on-failure"');
+    const onTemplate = meshJob(SKIPPED).replace(
+      '      labels: {sidecar.istio.io/inject: "true"}\n',
+      '      labels: {sidecar.istio.io/inject: "true"}\n      annotations: {istio-job-run.io/ignore: "quit-skipped-on-failure, nope"}\n',
+    );
+    for (const manifest of [onJob, onTemplate]) {
+      const result = await run(['--check', 'j.yaml'], { 'j.yaml': `${manifest}---\n${meshJob(SKIPPED)}` });
+      assert.equal(result.code, 1, 'the second Job is not suppressed');
+      assert.deepEqual(result.stdout.split('\n').filter((line) => line !== '').length, 1, result.stdout);
+      assert.match(
+        result.stdout,
+        manifest === onJob ? /^j\.yaml:37: error: quit-skipped-on-failure/ : /^j\.yaml:36: error: quit-skipped-on-failure/,
+      );
+      assert.equal(result.stderr.at(-1), `${SUMMARY} (1 by istio-job-run.io/ignore)`);
+    }
+    const warned = await run(['--check', 'j.yaml'], { 'j.yaml': onTemplate });
+    assert.deepEqual(
+      warned.stderr[0],
+      'j.yaml:9: istio-job-run.io/ignore: "nope" is not a rule of --check, ignored (the rules: istio-job-run --check --help)',
+    );
+  });
+
+  test('a # istio-job-run ignore=RULE comment on the line above or at the end of the line at fault, for that finding', async () => {
+    const above = meshJob(`./task.sh; rc=$?\n# istio-job-run ignore=hand-rolled-quit\ncurl -XPOST localhost:15020/quitquitquit\nexit $rc`);
+    const atEnd = meshJob(
+      `./task.sh && curl -XPOST localhost:15020/quitquitquit  # istio-job-run ignore=duplicate-key,quit-skipped-on-failure`,
+    );
+    const yamlComment = LEVELLED['warning.yaml'].replace('        image: y\n', '        image: y # istio-job-run ignore=duplicate-key\n');
+    for (const manifest of [above, atEnd, yamlComment]) {
+      const result = await run(['--check', 'j.yaml', '--failure-threshold', 'info'], { 'j.yaml': manifest });
+      assert.equal(result.stderr.at(-1), `${SUMMARY} (1 by comment)`, manifest);
+    }
+    assert.equal((await run(['--check', 'j.yaml'], { 'j.yaml': atEnd })).code, 0);
+    const below = meshJob(`./task.sh && curl -XPOST localhost:15020/quitquitquit\n# istio-job-run ignore=quit-skipped-on-failure`);
+    const far = await run(['--check', 'j.yaml'], { 'j.yaml': below });
+    assert.deepEqual([far.code, far.stderr], [1, []], 'a comment below the line at fault suppresses nothing');
+    const unknown = await run(['--check', 'j.yaml'], { 'j.yaml': meshJob(`# istio-job-run ignore=everything\n${SKIPPED}`) });
+    assert.deepEqual(unknown.stderr, [
+      'j.yaml:17: # istio-job-run ignore=: "everything" is not a rule of --check, ignored (the rules: istio-job-run --check --help)',
+    ]);
+    assert.equal(unknown.code, 1);
   });
 });

@@ -1,0 +1,141 @@
+// --check's output: the findings as text lines, one JSON array or a SARIF 2.1.0 log (what code scanning in CI
+// reads), and the failure threshold that turns the findings left into the exit code. The flags' help, the JSON
+// fields and the levels are tables here: --help and docs/MANIFESTS.md are written from them.
+
+import { PROGRAM } from '../../bundle/self.ts';
+import { type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
+
+/** The levels, the most severe first: a finding at or above the threshold makes the exit 1. */
+export const LEVELS = {
+  error: 'a pod that hangs or a Job that reports the wrong outcome',
+  warning: 'a recipe that works only sometimes',
+  info: 'a recipe that works, and what it lacks that --inject gives',
+} as const satisfies Record<Level, string>;
+/** Each field of a JSON finding, with what it holds (docs/MANIFESTS.md lists them from here). */
+export const JSON_FIELDS = {
+  file: 'the FILE as given (`<stdin>` for -)',
+  line: 'the line, from 1',
+  column: 'the column, from 1, where the finding is at a YAML node (absent for a place inside a script)',
+  level: `the level: ${Object.keys(LEVELS).join(', ')}`,
+  rule: 'the rule id (the table above)',
+  message: 'the whole message, as the text line has it',
+  instead: 'what to do instead: the end of the message (absent when the message has no such part)',
+} as const;
+/** The output formats of --check, each with what it writes. */
+export const FORMATS = {
+  text: 'one line per finding, FILE:LINE: LEVEL: RULE: MESSAGE (the default)',
+  json: `one JSON array of every finding of every FILE, each an object of ${Object.keys(JSON_FIELDS).join(', ')}`,
+  sarif: "a SARIF 2.1.0 log, one run: the rules and each finding's file and line (for code scanning in CI)",
+} as const;
+export type Format = keyof typeof FORMATS;
+
+const RANK: readonly string[] = Object.keys(LEVELS);
+export type Threshold = Level | 'none';
+export const THRESHOLDS: readonly Threshold[] = [...(RANK as Level[]), 'none'];
+export const DEFAULT_THRESHOLD: Threshold = 'error';
+
+/** Whether a finding at LEVEL fails the check under THRESHOLD. */
+export const fails = (level: Level, threshold: Threshold): boolean =>
+  threshold !== 'none' && RANK.indexOf(level) <= RANK.indexOf(threshold);
+
+/** A finding and the file it is in, as the output names it. */
+export interface Located extends Finding {
+  readonly file: string;
+}
+
+type JsonFinding = { readonly [field in keyof typeof JSON_FIELDS]?: string | number };
+
+/** The verbs a message's clause starts with when it says what to do instead, after a colon or a semicolon. */
+const INSTEAD = /[:;] ((?:run|remove|set|move|use|fix|wait|quit|add|put|write|drop|keep|replace|switch)\b.*)$/;
+
+/** What to do instead: the first clause from which on the message says it. */
+export function instead(message: string): string | undefined {
+  for (let at = message.search(/[:;] /); at >= 0; ) {
+    const match = INSTEAD.exec(message.slice(at));
+    if (match !== null) return match[1];
+    const next = message.slice(at + 1).search(/[:;] /);
+    at = next < 0 ? -1 : at + 1 + next;
+  }
+  return undefined;
+}
+
+export const textLine = (finding: Located): string =>
+  `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message}\n`;
+
+export function toJson(findings: readonly Located[]): string {
+  const rows = findings.map((finding): JsonFinding => {
+    const fix = instead(finding.message);
+    return {
+      file: finding.file,
+      line: finding.line,
+      ...(finding.column === undefined ? {} : { column: finding.column }),
+      level: finding.level,
+      rule: finding.rule,
+      message: finding.message,
+      ...(fix === undefined ? {} : { instead: fix }),
+    };
+  });
+  return `${JSON.stringify(rows, null, 2)}\n`;
+}
+
+/** Where docs/MANIFESTS.md says what a rule finds: the anchor its table row carries. */
+export const ruleAnchor = (rule: string): string => `rule-${rule}`;
+const DOCS_PAGE = 'docs/MANIFESTS.md';
+const SARIF_LEVEL: Readonly<Record<Level, string>> = { error: 'error', warning: 'warning', info: 'note' };
+
+/** A FILE as a URI reference: relative paths stay relative (to the directory it ran in), absolute ones are file: URIs. */
+function fileUri(file: string): { uri: string; uriBaseId?: string } {
+  const slashed = file.replaceAll('\\', '/');
+  const encoded = slashed
+    .split('/')
+    .map((part) => encodeURIComponent(part))
+    .join('/');
+  if (slashed.startsWith('/')) return { uri: `file://${encoded}` };
+  return { uri: encoded.replace(/^(\.\/)+/, ''), uriBaseId: 'SRCROOT' };
+}
+
+/** The SARIF 2.1.0 log: one run, every rule of --check, each finding with its file (findings of stdin have none). */
+export function toSarif(findings: readonly Located[], version: string): string {
+  const ids = Object.keys(RULE_SUMMARIES) as RuleId[];
+  const rules = ids.map((id) => {
+    const { level, finds } = RULE_SUMMARIES[id];
+    const link = `${DOCS_PAGE}#${ruleAnchor(id)}`;
+    return {
+      id,
+      shortDescription: { text: finds },
+      fullDescription: { text: `${finds}. A ${level}: ${LEVELS[level]}.` },
+      help: { text: `${finds}. See ${link} in ${PROGRAM}'s source.`, markdown: `${finds}. See [${id}](${link}).` },
+      defaultConfiguration: { level: SARIF_LEVEL[level] },
+    };
+  });
+  const results = findings.map((finding) => ({
+    ruleId: finding.rule,
+    ruleIndex: ids.indexOf(finding.rule),
+    level: SARIF_LEVEL[finding.level],
+    message: { text: finding.message },
+    ...(finding.file === '<stdin>'
+      ? {}
+      : {
+          locations: [
+            {
+              physicalLocation: {
+                artifactLocation: fileUri(finding.file),
+                region: { startLine: finding.line, ...(finding.column === undefined ? {} : { startColumn: finding.column }) },
+              },
+            },
+          ],
+        }),
+  }));
+  const log = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: { driver: { name: PROGRAM, version, rules } },
+        originalUriBaseIds: { SRCROOT: { description: { text: `the directory ${PROGRAM} --check ran in` } } },
+        results,
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}
