@@ -554,11 +554,17 @@ const ROWS = [
           for (const quit of container.aimed) {
             const { runs, via } = quit.request;
             const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
-            const works = runs.onSuccess && runs.onFailure === (pod.workload.restartPolicy !== 'OnFailure');
-            if (quit.what !== 'quit' || quit.envoyAdmin === true || !works || sidecar?.form !== 'classic' || sidecar.quitOn === false)
+            // A quit that does not work is another rule's error, on its line (check() then drops this advice).
+            if (
+              quit.what !== 'quit' ||
+              quit.envoyAdmin === true ||
+              !runs.onSuccess ||
+              sidecar?.form !== 'classic' ||
+              sidecar.quitOn === false
+            )
               continue;
             const wait = waits.find((aimed) => aimed.kind === quit.kind);
-            if (wait?.request.runs.conditional === true) continue;
+            if (wait?.request.runs.repeated === true) continue;
             const lacks = [
               wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
               ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
@@ -610,7 +616,9 @@ export function check(source: Source, settings: CheckSettings = { namespaces: ne
       findings.push({ line, ...(column === undefined ? {} : { column }), level: row.level, rule: row.id as RuleId, message });
     });
   }
-  return findings.sort((a, b) => a.line - b.line);
+  // Advice gives way to a problem: an info finding on a line that has an error or a warning is not said.
+  const faulted = new Set(findings.filter((finding) => finding.level !== 'info').map((finding) => finding.line));
+  return findings.filter((finding) => finding.level !== 'info' || !faulted.has(finding.line)).sort((a, b) => a.line - b.line);
 }
 
 /** Programs that are no job: a wrapper that runs one of these wraps nothing. */

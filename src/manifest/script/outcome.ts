@@ -22,6 +22,8 @@ export interface Event {
   readonly trap?: string;
   /** Sent in the background and never waited for: the shell may end, and the pod kill it, first. */
   readonly background?: boolean;
+  /** Sent inside a loop (while, until, for): it is tried again while the loop goes on. */
+  readonly looped?: boolean;
 }
 
 export interface Path {
@@ -1092,7 +1094,13 @@ function simple(
     return replaced(
       ran.map((after) => {
         const status = after.status;
-        push(after, { what: 'speak', place, said: speaks.said, ...(after.trap === undefined ? {} : { trap: after.trap }) });
+        push(after, {
+          what: 'speak',
+          place,
+          said: speaks.said,
+          ...(after.trap === undefined ? {} : { trap: after.trap }),
+          ...(after.loops > 0 ? { looped: true } : {}),
+        });
         after.status = child === undefined ? 0 : status;
         after.statusAt = place;
         after.statusBy = 'speak';

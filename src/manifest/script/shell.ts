@@ -41,6 +41,8 @@ export interface Runs {
   readonly conditional: boolean;
   /** A command of the job ran before it. */
   readonly afterWork: boolean;
+  /** It runs inside a loop (while, until, for): it is retried. */
+  readonly repeated: boolean;
   /** It runs, and not only in the background without a wait: the shell does not end before it is sent. */
   readonly effective: boolean;
   /** The trap it runs in: EXIT, ERR, or a signal's. */
@@ -182,7 +184,7 @@ const NO_OUTCOME: Outcome = {
   unknown: { success: 'the script is not read', failure: 'the script is not read' },
   onSignal: [],
 };
-const SOMETIMES: Runs = { onSuccess: true, onFailure: true, conditional: true, afterWork: false, effective: true };
+const SOMETIMES: Runs = { onSuccess: true, onFailure: true, conditional: true, afterWork: false, repeated: false, effective: true };
 
 /** A script parsed; a heredoc left open runs to the end of the script, as bash and dash run it. */
 function parseScript(shellParser: Parser, script: string): Tree | null {
@@ -275,6 +277,7 @@ function runsOf(outcome: Outcome, count: number): Runs[] {
     success: 0,
     failure: 0,
     afterWork: false,
+    repeated: false,
     effective: false,
     trap: undefined as string | undefined,
   }));
@@ -292,6 +295,7 @@ function runsOf(outcome: Outcome, count: number): Runs[] {
         const entry = seen[event.said];
         if (entry === undefined) continue;
         if (!counted.has(event.said)) entry[world]++;
+        entry.repeated ||= event.looped === true;
         counted.add(event.said);
         entry.afterWork ||= worked;
         entry.effective ||= event.background !== true;
@@ -318,6 +322,7 @@ function runsOf(outcome: Outcome, count: number): Runs[] {
       onFailure: entry.failure > 0 || (unknown && !ran),
       conditional,
       afterWork: entry.afterWork,
+      repeated: entry.repeated,
       effective: entry.effective || (unknown && !ran),
       ...(trap === undefined ? {} : { trap }),
       ...(entry.success > 0 && entry.failure === 0 && failures.length > 0 ? { skippedBy: skippedBy() } : {}),

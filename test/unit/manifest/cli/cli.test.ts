@@ -283,7 +283,10 @@ describe('--check for CI: formats, levels and the failure threshold', () => {
   test('without the new flags: the text lines and exit codes as always (error 1, warning and info 0)', async () => {
     const error = await run(['--check', 'error.yaml'], LEVELLED);
     assert.equal(error.code, 1);
-    assert.match(error.stdout, /^error\.yaml:17: error: quit-skipped-on-failure: container job: the quit follows &&, .*\n$/);
+    assert.match(
+      error.stdout,
+      /^error\.yaml:17: error: quit-skipped-on-failure: container job: this quit runs only after the job succeeded, .*\n$/,
+    );
     assert.deepEqual(error.stderr, []);
     const info = await run(['--check', 'info.yaml'], LEVELLED);
     assert.equal(info.code, 0);
