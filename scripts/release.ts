@@ -1,6 +1,6 @@
 // npm run release: dist/release/ with the portable bundle for each architecture as
 // istio-job-run-<version>-linux-<arch>.tar.gz, its CycloneDX SBOM istio-job-run-<version>-linux-<arch>.cdx.json,
-// and SHA256SUMS over them all that `sha256sum -c` accepts. Both are built on this machine: the other
+// the Helm 4 post-renderer plugin holding the same bundle (scripts/helm-plugin.ts), and SHA256SUMS over them all that `sha256sum -c` accepts. Both are built on this machine: the other
 // architecture's Node comes from the npm registry, its libraries and tools from Debian's cross packages; it
 // gets no code cache (that is architecture-specific).
 // Reproducible: the same commit gives the same bytes in any clone, at any time (docs/RELEASE.md; checked by
@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { mkdirSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleJs, buildBundle, buildExecutable, dist, target, version, type Arch } from './build.ts';
+import { helmPluginName, layHelmPlugin } from './helm-plugin.ts';
 import { NOTICES } from './notices.ts';
 import { root } from './root.ts';
 import { makeSbom } from './sbom.ts';
@@ -68,12 +69,16 @@ async function release(): Promise<void> {
       const dir = join(work, `bundle-${arch}`);
       const bundle = await buildBundle(t, executable, scripts, dir);
       const name = tarballName(arch);
-      await tarball(dir, join(out, name), epoch);
+      const plugin = join(work, `helm-plugin-${arch}`);
+      layHelmPlugin(dir, plugin, arch);
+      // Two compressions at once: most of a release's time on a machine with a core to spare.
+      await Promise.all([tarball(dir, join(out, name), epoch), tarball(plugin, join(out, helmPluginName(arch)), epoch)]);
       const sbom = await makeSbom(bundle, dir, name, arch, epoch);
       writeFileSync(join(out, sbomName(arch)), sbom);
       process.stderr.write(
         `${name}: bundle ${mib(duSize(dir))} raw, ${mib(statSync(join(out, name)).size)} gzip; ` +
-          `${NOTICES} ${kib(statSync(join(dir, 'istio-job-run.lib', NOTICES)).size)}; SBOM ${kib(Buffer.byteLength(sbom))}\n`,
+          `${NOTICES} ${kib(statSync(join(dir, 'istio-job-run.lib', NOTICES)).size)}; SBOM ${kib(Buffer.byteLength(sbom))}; ` +
+          `Helm plugin ${mib(statSync(join(out, helmPluginName(arch))).size)} gzip\n`,
       );
     }
     const names = readdirSync(out).sort();

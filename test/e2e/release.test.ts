@@ -11,6 +11,8 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as CDX from '@cyclonedx/cyclonedx-library';
 import { bundleJs } from '../../scripts/build.ts';
+import { HELM_ARCH, HELM_PLUGIN, helmPluginName } from '../../scripts/helm-plugin.ts';
+import { postRender } from '../support/helm.ts';
 import { cleanEnv, NODE, root, start } from '../support/process.ts';
 import { userNamespaceArgv } from '../support/userns.ts';
 
@@ -45,7 +47,7 @@ describe('npm run release', () => {
   });
 
   test('writes both bundles, their SBOMs and SHA256SUMS over them all, which sha256sum -c accepts', () => {
-    const names = ARCHES.flatMap((arch) => [tarball(arch), sbomFile(arch)]).sort();
+    const names = ARCHES.flatMap((arch) => [tarball(arch), sbomFile(arch), helmPluginName(arch)]).sort();
     assert.deepEqual(readdirSync(RELEASE).sort(), ['SHA256SUMS', ...names]);
     const check = execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: RELEASE, encoding: 'utf8' });
     assert.deepEqual(
@@ -75,6 +77,40 @@ describe('npm run release', () => {
         'the launcher is static',
       );
     }
+  });
+
+  test('each Helm plugin tarball, as helm plugin install reads it: one folder named as the file, only folders and files', () => {
+    for (const arch of ARCHES) {
+      const file = helmPluginName(arch);
+      // Helm takes the folder from the file's name: the extension off, then all from the `-` before a version.
+      assert.equal(file.replace(/\.tgz$/, '').replace(/(.*)-[0-9]+\..*/, '$1'), HELM_PLUGIN);
+      const listing = execFileSync('tar', ['-tvzf', join(RELEASE, file)], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      for (const line of listing) assert.match(line, /^[d-]/, `${file}: Helm's extractor takes only folders and regular files: ${line}`);
+      const names = listing.map((line) => line.slice(line.lastIndexOf(' ') + 1));
+      const bundle = execFileSync('tar', ['-tzf', join(RELEASE, tarball(arch))], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      assert.deepEqual(
+        names.filter((name) => name.startsWith(`./${HELM_PLUGIN}/`)).sort(),
+        [
+          `./${HELM_PLUGIN}/`,
+          `./${HELM_PLUGIN}/plugin.yaml`,
+          ...bundle.filter((name) => name !== './').map((name) => name.replace('./', `./${HELM_PLUGIN}/`)),
+        ].sort(),
+      );
+    }
+  });
+
+  test('the x64 Helm plugin, unpacked, runs as Helm 4 runs a post-renderer', async () => {
+    const dir = join(scratch, 'helm-plugin');
+    mkdirSync(dir, { recursive: true });
+    execFileSync('tar', ['-xzf', join(RELEASE, helmPluginName('x64')), '-C', dir]);
+    const job = readFileSync(join(root, 'docker', 'k8s', 'job.yaml'), 'utf8');
+    const rendered = await postRender(join(dir, HELM_PLUGIN), job, { arch: HELM_ARCH.x64, env: cleanEnv() });
+    assert.ok(rendered.ok, `${rendered.error}: ${rendered.stderr}`);
+    assert.equal(rendered.manifests, job);
   });
 
   test('the x64 bundle runs', async () => {
