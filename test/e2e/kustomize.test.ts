@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { MIGRATE_JOB } from '../support/manifest.ts';
