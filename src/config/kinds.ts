@@ -73,6 +73,13 @@ interface TemplateMarkers {
   readonly native?: readonly string[];
   /** An annotation whose true value means the injector adds only an init container, no sidecar. */
   readonly initOnly?: string;
+  /**
+   * The annotation domains of the sidecar's own settings (`proxy.istio.io/config`, `traffic.sidecar.istio.io/...`):
+   * a template that sets one expects the sidecar, which its namespace injects, unless it says no.
+   */
+  readonly settings?: readonly string[];
+  /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
+  readonly sidecarless?: { readonly key: string; readonly value: string };
   /** What switches the quit endpoint on: always, an annotation with its values, or a flag of the declared container. */
   readonly quitSwitch:
     | 'always'
@@ -152,6 +159,8 @@ export const SIDECAR_KINDS = [
       revisionLabel: 'istio.io/rev',
       injectedAnnotation: 'sidecar.istio.io/status',
       native: ['sidecar.istio.io/nativeSidecar'],
+      settings: ['sidecar.istio.io', 'proxy.istio.io'],
+      sidecarless: { key: 'istio.io/dataplane-mode', value: 'ambient' },
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
@@ -183,6 +192,7 @@ export const SIDECAR_KINDS = [
       inject: { labels: [], annotations: ['linkerd.io/inject'], truthy: ['enabled', 'ingress'] },
       injectedAnnotation: 'linkerd.io/proxy-version',
       native: LINKERD_NATIVE,
+      settings: ['config.linkerd.io', 'config.alpha.linkerd.io', 'config.beta.linkerd.io'],
       quitSwitch: { annotation: LINKERD_SHUTDOWN, truthy: ['enabled'], byDefault: false },
       quitMethods: ['POST'],
       processes: ['linkerd2-proxy'],
@@ -313,6 +323,7 @@ export const SIDECAR_KINDS = [
     template: {
       inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], truthy: PARSE_BOOL_TRUE },
       injectedAnnotation: CONSUL_STATUS,
+      settings: ['consul.hashicorp.com'],
       quitSwitch: { annotation: CONSUL_LIFECYCLE, truthy: PARSE_BOOL_TRUE, byDefault: true },
       quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
       processes: ['consul-dataplane'],

@@ -21,6 +21,8 @@ export interface Finding {
   readonly level: Level;
   readonly rule: RuleId;
   readonly message: string;
+  /** The message advises --inject (INJECT_ADVICE), which is then to rewrite the pod or say why it cannot. */
+  readonly advisesInject: boolean;
 }
 
 /** What a check reads: the file, and each of its pods. */
@@ -40,8 +42,10 @@ interface Rule {
   readonly check: (subject: Subject, report: Report) => void;
 }
 
+/** Said where --inject rewrites the pod; src/manifest/inject/ restates it where it does not. */
+export const INJECT_ADVICE = `("${PROGRAM} --inject FILE" rewrites the manifest)`;
 /** What to run instead, said by most rules. */
-const WRAP = `run the job's command under ${PROGRAM} ("${PROGRAM} --inject FILE" rewrites the manifest)`;
+const WRAP = `run the job's command under ${PROGRAM} ${INJECT_ADVICE}`;
 const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
 const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
 /** The Istio keys that only a pod's metadata is read for. */
@@ -461,7 +465,7 @@ export function check(source: Source, settings: CheckSettings = { namespaces: ne
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
       seen.add(key);
-      findings.push({ line, level: row.level, rule: row.id as RuleId, message });
+      findings.push({ line, level: row.level, rule: row.id as RuleId, message, advisesInject: message.includes(INJECT_ADVICE) });
     });
   }
   return findings.sort((a, b) => a.line - b.line);

@@ -6,7 +6,7 @@
 // parsed (past MAX_INPUT_MIB, nested too deeply), a usage error, or a stdout that cannot be written.
 
 import { PROGRAM } from '../../bundle/self.ts';
-import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
+import { advised, ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
 import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
 import { type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
@@ -131,7 +131,8 @@ function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings
       code = EXIT_USAGE;
       continue;
     }
-    const findings = guarded(source.name, () => check(source, settings));
+    // The advice to run --inject, as --inject would do for this file.
+    const findings = guarded(source.name, () => advised(source, check(source, settings), settings));
     if ('problem' in findings) {
       io.stderr(findings.problem);
       code = EXIT_USAGE;

@@ -16,7 +16,8 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
-import { unstopped } from '../pod/stop.ts';
+import { quitsOf, unstopped } from '../pod/stop.ts';
+import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
 import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 
@@ -30,9 +31,20 @@ interface InjectSettings {
   readonly entrypoints?: ReadonlyMap<string, readonly string[]>;
 }
 
-type Injected =
+/** What --inject did with one workload's pod. */
+type Verdict = 'rewritten' | 'refused' | 'left';
+
+type Injected = { readonly verdicts: ReadonlyMap<YAMLMap, Verdict> } & (
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
-  | { readonly kind: 'refused'; readonly problems: readonly string[] };
+  | { readonly kind: 'refused'; readonly problems: readonly string[] }
+);
+
+/**
+ * The rules that find a setting which stops no sidecar: the wrapper makes it harmless, the setting stays for the
+ * author to remove. Every other rule that advises --inject finds a script's own quit gone wrong, which a wrapper
+ * around the script keeps.
+ */
+const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit'];
 
 /** The flag that gives a container's command where the manifest shows none. */
 export const ENTRYPOINT_FLAG = '--entrypoint';
@@ -43,35 +55,103 @@ export const MOUNT_PATH = `/${PROGRAM}`;
 export const INSTALLER = `install-${PROGRAM}`;
 export const WRAPPER_PATH = `${MOUNT_PATH}/${PROGRAM}`;
 
-export function inject(source: Source, settings: InjectSettings): Injected {
+/**
+ * The file with each pod rewritten that needs it: a classic sidecar nothing stops, or an error of --check's
+ * (FINDINGS, of this file) that advises --inject; a pod whose error a wrapper cannot fix is refused, saying why.
+ */
+export function inject(
+  source: Source,
+  settings: InjectSettings,
+  findings: readonly Finding[] = check(source, {
+    namespaces: settings.namespaces ?? new Map(),
+    ...(settings.namespace === undefined ? {} : { namespace: settings.namespace }),
+  }),
+): Injected {
   const editor = new Editor(source);
   const problems: string[] = [];
   const rewritten: string[] = [];
   const notes: string[] = [];
+  const verdicts = new Map<YAMLMap, Verdict>();
   const shared = sharedRanges(source);
   for (const workload of workloads(source)) {
     const pod = readPod(workload, settings.namespaces ?? new Map(), settings.namespace);
     const where = `${source.name}:${lineOf(source, workload.object)}: ${workload.kind} ${workload.name}`;
+    const errors = findingsIn(source, workload.object, findings).filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
     const left = unstopped(pod, { brokenScriptsCount: false });
+    verdicts.set(workload.object, 'left');
     if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
-    if (left.length === 0) continue;
+    const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
+    const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
+    if (cannot !== undefined) {
+      problems.push(`${where}: ${cannot}`);
+      verdicts.set(workload.object, 'refused');
+      continue;
+    }
+    if (left.length === 0) {
+      const other = errors[0];
+      if (other !== undefined)
+        notes.push(`${where}: left as it is: --check's ${other.rule} (line ${other.line}) is not for a wrapper to fix: see its advice`);
+      continue;
+    }
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
     const found = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     found.push(...guarded.refusals);
-    if (found.length > 0) problems.push(...[...new Set(found)].map((problem) => `${where}: ${problem}`));
-    else {
+    if (found.length > 0) {
+      problems.push(...[...new Set(found)].map((problem) => `${where}: ${problem}`));
+      verdicts.set(workload.object, 'refused');
+    } else {
       guarded.commit();
       rewritten.push(`${workload.kind} ${workload.name}`);
+      verdicts.set(workload.object, 'rewritten');
     }
   }
-  if (problems.length > 0) return { kind: 'refused', problems };
-  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes };
+  if (problems.length > 0) return { kind: 'refused', problems, verdicts };
+  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes, verdicts };
+}
+
+/** Why a wrapper around the job's script cannot fix what FINDING says of it; undefined when it can. */
+function unfixable(pod: Pod, finding: Finding): string | undefined {
+  const quitting = pod.jobs.flatMap((job) => quitsOf(job).map((quit) => ({ job, quit })))[0];
+  const found = `--check finds ${finding.rule} on line ${finding.line}`;
+  if (quitting === undefined) return `${found}, which a wrapper around the script does not change: fix the script by hand`;
+  return (
+    `container ${quitting.job.name}'s script sends its own quit (line ${quitting.quit.line}) and ${found}: a wrapper around the ` +
+    `script would leave that quit in it; take the quit out (${PROGRAM} quits on every way out), then --inject`
+  );
+}
+
+/** The findings on the lines of NODE. */
+function findingsIn(source: Source, node: YAMLMap, findings: readonly Finding[]): Finding[] {
+  const [start = 0, end = start] = node.range ?? [];
+  const first = source.lines.linePos(start).line;
+  const last = source.lines.linePos(end).line;
+  return findings.filter((finding) => finding.line >= first && finding.line <= last);
+}
+
+/** --check's advice to run --inject, said as it is only where `--inject FILE` rewrites the finding's pod. */
+const REFUSED_ADVICE = `(by hand: "${PROGRAM} --inject FILE" refuses this file, and says why)`;
+
+/** FINDINGS of SOURCE with INJECT_ADVICE restated where --inject would not rewrite their pod. */
+export function advised(
+  source: Source,
+  findings: readonly Finding[],
+  settings: Pick<InjectSettings, 'namespaces' | 'namespace'>,
+): Finding[] {
+  if (!findings.some((finding) => finding.advisesInject)) return [...findings];
+  const result = inject(source, { image: PROGRAM, native: false, ...settings }, findings);
+  const rewrites = [...result.verdicts].filter(([, verdict]) => verdict === 'rewritten').map(([node]) => node);
+  return findings.map((finding) => {
+    if (!finding.advisesInject) return finding;
+    if (result.kind === 'refused') return { ...finding, message: finding.message.replace(INJECT_ADVICE, REFUSED_ADVICE) };
+    if (rewrites.some((node) => findingsIn(source, node, [finding]).length > 0)) return finding;
+    return { ...finding, message: finding.message.replace(` ${INJECT_ADVICE}`, ''), advisesInject: false };
+  });
 }
 
 /** The text ranges of anchored nodes that an alias refers to: changing one changes every place that uses it. */
