@@ -454,9 +454,12 @@ export interface CheckSettings {
   readonly namespace?: string;
 }
 
-/** Every finding of one parsed file, in the order of its lines (each once). */
-export function check(source: Source, settings: CheckSettings = { namespaces: new Map() }): Finding[] {
-  const pods = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace));
+/** Every finding of one parsed file, in the order of its lines (each once); PODS: its workloads' pods, read already. */
+export function check(
+  source: Source,
+  settings: CheckSettings = { namespaces: new Map() },
+  pods: readonly Pod[] = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace)),
+): Finding[] {
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const row of ROWS as readonly Rule[]) {

@@ -8,7 +8,7 @@
 import { PROGRAM } from '../../bundle/self.ts';
 import { advised, ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
-import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
+import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
 import { type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
 import { PLUGIN_NAME } from './select.ts';
 import { loadShellParser } from '../script/shell.ts';
@@ -132,7 +132,7 @@ function runCheck(files: readonly (string | Unusable)[], settings: CheckSettings
       continue;
     }
     // The advice to run --inject, as --inject would do for this file.
-    const findings = guarded(source.name, () => advised(source, check(source, settings), settings));
+    const findings = guarded(source.name, () => advised(source, settings));
     if ('problem' in findings) {
       io.stderr(findings.problem);
       code = EXIT_USAGE;

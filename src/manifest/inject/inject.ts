@@ -29,12 +29,15 @@ interface InjectSettings {
   readonly namespace?: string;
   /** The command of containers that write none (their image's ENTRYPOINT): container name -> words. */
   readonly entrypoints?: ReadonlyMap<string, readonly string[]>;
+  /** Only what it would do with each pod: no text written. */
+  readonly verdictsOnly?: boolean;
 }
 
-/** What --inject did with one workload's pod. */
-type Verdict = 'rewritten' | 'refused' | 'left';
+/** What --inject did with a pod; a pod it left as it is has none. */
+type Verdict = 'rewritten' | 'refused';
 
-type Injected = { readonly verdicts: ReadonlyMap<YAMLMap, Verdict> } & (
+/** What it did with each pod, and the findings of --check on its lines. */
+type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
 );
@@ -56,30 +59,33 @@ export const INSTALLER = `install-${PROGRAM}`;
 export const WRAPPER_PATH = `${MOUNT_PATH}/${PROGRAM}`;
 
 /**
- * The file with each pod rewritten that needs it: a classic sidecar nothing stops, or an error of --check's
- * (FINDINGS, of this file) that advises --inject; a pod whose error a wrapper cannot fix is refused, saying why.
+ * The file with each pod rewritten that needs it: a classic sidecar nothing stops, or an error of --check's that
+ * advises --inject; a pod whose error a wrapper cannot fix is refused, saying why. READ: the file's pods and
+ * findings, when read already.
  */
 export function inject(
   source: Source,
   settings: InjectSettings,
-  findings: readonly Finding[] = check(source, {
-    namespaces: settings.namespaces ?? new Map(),
-    ...(settings.namespace === undefined ? {} : { namespace: settings.namespace }),
-  }),
+  read: { readonly pods: readonly Pod[]; readonly findings: readonly Finding[] } = readFile(source, settings),
 ): Injected {
+  const { pods, findings } = read;
   const editor = new Editor(source);
   const problems: string[] = [];
   const rewritten: string[] = [];
   const notes: string[] = [];
-  const verdicts = new Map<YAMLMap, Verdict>();
+  const verdicts = new Map<Finding, Verdict>();
   const shared = sharedRanges(source);
-  for (const workload of workloads(source)) {
-    const pod = readPod(workload, settings.namespaces ?? new Map(), settings.namespace);
+  const found = findingsOf(source, pods, findings);
+  for (const [index, pod] of pods.entries()) {
+    const { workload } = pod;
     const where = `${source.name}:${lineOf(source, workload.object)}: ${workload.kind} ${workload.name}`;
-    const errors = findingsIn(source, workload.object, findings).filter((finding) => finding.level === 'error');
+    const mine = found[index] ?? [];
+    const errors = mine.filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
     const left = unstopped(pod, { brokenScriptsCount: false });
-    verdicts.set(workload.object, 'left');
+    const judge = (verdict: Verdict): void => {
+      for (const finding of mine) verdicts.set(finding, verdict);
+    };
     if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
@@ -88,7 +94,7 @@ export function inject(
     const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
     if (cannot !== undefined) {
       problems.push(`${where}: ${cannot}`);
-      verdicts.set(workload.object, 'refused');
+      judge('refused');
       continue;
     }
     if (left.length === 0) {
@@ -100,15 +106,15 @@ export function inject(
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
-    const found = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
-    found.push(...guarded.refusals);
-    if (found.length > 0) {
-      problems.push(...[...new Set(found)].map((problem) => `${where}: ${problem}`));
-      verdicts.set(workload.object, 'refused');
+    const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
+    refusals.push(...guarded.refusals);
+    if (refusals.length > 0) {
+      problems.push(...[...new Set(refusals)].map((problem) => `${where}: ${problem}`));
+      judge('refused');
     } else {
-      guarded.commit();
+      if (settings.verdictsOnly !== true) guarded.commit();
       rewritten.push(`${workload.kind} ${workload.name}`);
-      verdicts.set(workload.object, 'rewritten');
+      judge('rewritten');
     }
   }
   if (problems.length > 0) return { kind: 'refused', problems, verdicts };
@@ -126,30 +132,42 @@ function unfixable(pod: Pod, finding: Finding): string | undefined {
   );
 }
 
-/** The findings on the lines of NODE. */
-function findingsIn(source: Source, node: YAMLMap, findings: readonly Finding[]): Finding[] {
-  const [start = 0, end = start] = node.range ?? [];
-  const first = source.lines.linePos(start).line;
-  const last = source.lines.linePos(end).line;
-  return findings.filter((finding) => finding.line >= first && finding.line <= last);
+/** Each workload's pod (its scripts parsed once), and --check's findings from them. */
+function readFile(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): { pods: Pod[]; findings: Finding[] } {
+  const namespaces = settings.namespaces ?? new Map();
+  const pods = workloads(source).map((workload) => readPod(workload, namespaces, settings.namespace));
+  const findings = check(source, { namespaces, ...(settings.namespace === undefined ? {} : { namespace: settings.namespace }) }, pods);
+  return { pods, findings };
+}
+
+/** The findings on the lines of each pod's workload (in the order written, none inside another), in one pass. */
+function findingsOf(source: Source, pods: readonly Pod[], findings: readonly Finding[]): Finding[][] {
+  const ranges = pods.map(({ workload }) => {
+    const [start = 0, end = start] = workload.object.range ?? [];
+    return { first: source.lines.linePos(start).line, last: source.lines.linePos(end).line, found: [] as Finding[] };
+  });
+  let at = 0;
+  for (const finding of [...findings].sort((a, b) => a.line - b.line)) {
+    while (at < ranges.length && (ranges[at]?.last ?? 0) < finding.line) at++;
+    const range = ranges[at];
+    if (range !== undefined && range.first <= finding.line) range.found.push(finding);
+  }
+  return ranges.map((range) => range.found);
 }
 
 /** --check's advice to run --inject, said as it is only where `--inject FILE` rewrites the finding's pod. */
 const REFUSED_ADVICE = `(by hand: "${PROGRAM} --inject FILE" refuses this file, and says why)`;
 
-/** FINDINGS of SOURCE with INJECT_ADVICE restated where --inject would not rewrite their pod. */
-export function advised(
-  source: Source,
-  findings: readonly Finding[],
-  settings: Pick<InjectSettings, 'namespaces' | 'namespace'>,
-): Finding[] {
-  if (!findings.some((finding) => finding.advisesInject)) return [...findings];
-  const result = inject(source, { image: PROGRAM, native: false, ...settings }, findings);
-  const rewrites = [...result.verdicts].filter(([, verdict]) => verdict === 'rewritten').map(([node]) => node);
+/** --check's findings of SOURCE, with INJECT_ADVICE restated where --inject would not rewrite their pod. */
+export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): Finding[] {
+  const read = readFile(source, settings);
+  const { findings } = read;
+  if (!findings.some((finding) => finding.advisesInject)) return findings;
+  const result = inject(source, { image: PROGRAM, native: false, verdictsOnly: true, ...settings }, read);
   return findings.map((finding) => {
     if (!finding.advisesInject) return finding;
     if (result.kind === 'refused') return { ...finding, message: finding.message.replace(INJECT_ADVICE, REFUSED_ADVICE) };
-    if (rewrites.some((node) => findingsIn(source, node, [finding]).length > 0)) return finding;
+    if (result.verdicts.get(finding) === 'rewritten') return finding;
     return { ...finding, message: finding.message.replace(` ${INJECT_ADVICE}`, ''), advisesInject: false };
   });
 }
