@@ -56,7 +56,7 @@ type Truth = readonly string[];
 const ISTIO_TRUE: Truth = ['y', 'yes', 'true', 'on'];
 const DAPR_TRUE: Truth = ['y', 'yes', 'true', 't', 'on', '1'];
 /** Go's strconv.ParseBool, which consul-k8s and vault-k8s read their annotations with. */
-const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
+export const PARSE_BOOL_TRUE: Truth = ['1', 't', 'true'];
 
 /**
  * How a pod template shows a sidecar of this kind before any injector ran: the labels and annotations its

@@ -1,5 +1,5 @@
 // --inject: each Job, CronJob and bare Pod of a file whose pods get a classic sidecar that nothing stops (the
-// same reading as --check's `unwrapped`) is rewritten the way the README's init-container pattern shows: an
+// same reading as --check's `unwrapped`), or that --check advises --inject for, is rewritten the way the README's init-container pattern shows: an
 // emptyDir, an init container that --installs istio-job-run into it, the job container's command prefixed with
 // the installed wrapper and `--` (its args untouched), `--quit on-success` under OnFailure, and what the
 // wrapper needs to find each sidecar: the downward-API status variable for Istio, the pod's annotations as a

@@ -1,12 +1,13 @@
 // What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
-// (each kind recognised as its own injector recognises a pod: src/config/kinds.ts holds those facts), in
-// which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
-// src/manifest/script/shell.ts) and which of the script's requests quit or wait for which sidecar.
+// (each kind recognised as its own injector recognises a pod, or by its own settings or a script's quit of it:
+// src/config/kinds.ts holds those facts), in which form, whether their quit is switched on; what each container
+// runs (a wrapper, a shell script read by src/manifest/script/shell.ts) and which of the script's requests quit
+// or wait for which sidecar.
 
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
-import { ISTIO, istioPort, type KindName, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { ISTIO, istioPort, type KindName, kindNamed, PARSE_BOOL_TRUE, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
 import { readScript, type Runs, type ScriptFacts, shellOptions, WRAPPERS } from '../script/shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
@@ -169,14 +170,12 @@ function markedFor(kind: SidecarKind, annotations: Strings, labels: Strings): { 
 function declined(kind: SidecarKind, annotations: Strings, labels: Strings): boolean {
   const { initOnly, sidecarless } = kind.template;
   if (markedFor(kind, annotations, labels).asked === false) return true;
-  if (initOnly !== undefined && PARSE_TRUE.includes(annotations.get(initOnly)?.value.trim().toLowerCase() ?? '')) return true;
+  if (initOnly !== undefined && PARSE_BOOL_TRUE.includes(annotations.get(initOnly)?.value.trim().toLowerCase() ?? '')) return true;
   return (
     sidecarless !== undefined &&
     [labels, annotations].some((map) => map.get(sidecarless.key)?.value.trim().toLowerCase() === sidecarless.value)
   );
 }
-
-const PARSE_TRUE = ['true', '1', 't'];
 
 /** An annotation of the sidecar's own settings (not one of its injection markers): the key, or undefined. */
 function ownSetting(kind: SidecarKind, annotations: Strings): string | undefined {
@@ -233,7 +232,8 @@ function injected(
     why = `annotation ${setting}, its own setting: its namespace injects it`;
   }
   if (asked !== true || why === undefined) return [];
-  if (markers.initOnly !== undefined && PARSE_TRUE.includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? '')) return [];
+  if (markers.initOnly !== undefined && PARSE_BOOL_TRUE.includes(annotations.get(markers.initOnly)?.value.trim().toLowerCase() ?? ''))
+    return [];
   return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
 }
 
