@@ -112,6 +112,8 @@ export function markersTable(): string {
       );
     }
     if (markers.inject !== undefined) asked.push('its namespace is in `--injected-namespaces`');
+    if (markers.settings !== undefined)
+      asked.push(`an annotation of its own settings (domain ${markers.settings.map(code).join(', ')} or a subdomain)`);
     const native = [
       ...(markers.native === undefined
         ? []
@@ -125,8 +127,16 @@ export function markersTable(): string {
         : 'flag' in quitSwitch
           ? `its container has ${code(quitSwitch.flag)}`
           : `${code(quitSwitch.annotation)} is ${onValues(quitSwitch.reading)}${quitSwitch.byDefault ? ' or unset' : ''}`;
-    const none =
-      markers.initOnly === undefined ? '' : `; none when ${code(markers.initOnly.annotation)} is ${onValues(markers.initOnly.reading)}`;
+    const none = [
+      ...(markers.initOnly === undefined
+        ? []
+        : [`; none when ${code(markers.initOnly.annotation)} is ${onValues(markers.initOnly.reading)}`]),
+      ...(markers.sidecarless === undefined
+        ? []
+        : [
+            `; none, unless the template asks for it, when label or annotation ${code(markers.sidecarless.key)} is ${code(markers.sidecarless.value)}`,
+          ]),
+    ].join('');
     lines.push(row([code(kind.name), cell(asked.join('; ') + none), cell(native.join(', ') || 'never'), cell(quit)]));
   }
   return lines.join('\n');

@@ -138,6 +138,13 @@ interface TemplateMarkers {
   readonly native?: { readonly keys: readonly string[]; readonly reading: Reading };
   /** An annotation that, on, means the injector adds only an init container, no sidecar. */
   readonly initOnly?: { readonly annotation: string; readonly reading: Reading };
+  /**
+   * The annotation domains of the sidecar's own settings (`proxy.istio.io/config`, `traffic.sidecar.istio.io/...`):
+   * a template that sets one expects the sidecar, which its namespace injects, unless it says no.
+   */
+  readonly settings?: readonly string[];
+  /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
+  readonly sidecarless?: { readonly key: string; readonly value: string };
   /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
   readonly quitSwitch:
     | 'always'
@@ -218,6 +225,8 @@ export const SIDECAR_KINDS = [
       revisionLabel: 'istio.io/rev',
       injectedAnnotation: 'sidecar.istio.io/status',
       native: { keys: ['sidecar.istio.io/nativeSidecar'], reading: ISTIO_NATIVE },
+      settings: ['sidecar.istio.io', 'proxy.istio.io'],
+      sidecarless: { key: 'istio.io/dataplane-mode', value: 'ambient' },
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
@@ -249,6 +258,7 @@ export const SIDECAR_KINDS = [
       inject: { labels: [], annotations: ['linkerd.io/inject'], reading: LINKERD_INJECT },
       injectedAnnotation: 'linkerd.io/proxy-version',
       native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL },
+      settings: ['config.linkerd.io', 'config.alpha.linkerd.io', 'config.beta.linkerd.io'],
       quitSwitch: { annotation: LINKERD_SHUTDOWN, reading: LINKERD_ENABLED, byDefault: false },
       quitMethods: ['POST'],
       processes: ['linkerd2-proxy'],
@@ -381,6 +391,7 @@ export const SIDECAR_KINDS = [
     template: {
       inject: { labels: [], annotations: ['consul.hashicorp.com/connect-inject'], reading: PARSE_BOOL },
       injectedAnnotation: CONSUL_STATUS,
+      settings: ['consul.hashicorp.com'],
       quitSwitch: { annotation: CONSUL_LIFECYCLE, reading: CONSUL_LIFECYCLE_READING, byDefault: true },
       quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
       processes: ['consul-dataplane'],

@@ -34,6 +34,8 @@ export interface Finding {
   readonly level: Level;
   readonly rule: RuleId;
   readonly message: string;
+  /** The message advises --inject (INJECT_ADVICE), which is then to rewrite the pod or say why it cannot. */
+  readonly advisesInject: boolean;
 }
 
 /** What a check reads: the file, and each of its pods. */
@@ -53,8 +55,10 @@ interface Rule {
   readonly check: (subject: Subject, report: Report) => void;
 }
 
+/** Said where --inject rewrites the pod; src/manifest/inject/ restates it where it does not. */
+export const INJECT_ADVICE = `("${PROGRAM} --inject FILE" rewrites the manifest)`;
 /** What to run instead, said by most rules. */
-const WRAP = `run the job's command under ${PROGRAM} ("${PROGRAM} --inject FILE" rewrites the manifest)`;
+const WRAP = `run the job's command under ${PROGRAM} ${INJECT_ADVICE}`;
 const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
 const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
 /** The Istio keys that only a pod's metadata is read for. */
@@ -601,9 +605,12 @@ export interface CheckSettings {
   readonly namespace?: string;
 }
 
-/** Every finding of one parsed file, in the order of its lines (each once). */
-export function check(source: Source, settings: CheckSettings = { namespaces: new Map() }): Finding[] {
-  const pods = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace));
+/** Every finding of one parsed file, in the order of its lines (each once); PODS: its workloads' pods, read already. */
+export function check(
+  source: Source,
+  settings: CheckSettings = { namespaces: new Map() },
+  pods: readonly Pod[] = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace)),
+): Finding[] {
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const row of ROWS as readonly Rule[]) {
@@ -613,7 +620,14 @@ export function check(source: Source, settings: CheckSettings = { namespaces: ne
       if (seen.has(key)) return;
       seen.add(key);
       const column = typeof at === 'number' ? undefined : columnOf(source, at as Node | Pair);
-      findings.push({ line, ...(column === undefined ? {} : { column }), level: row.level, rule: row.id as RuleId, message });
+      findings.push({
+        line,
+        ...(column === undefined ? {} : { column }),
+        level: row.level,
+        rule: row.id as RuleId,
+        message,
+        advisesInject: message.includes(INJECT_ADVICE),
+      });
     });
   }
   // Advice gives way to a problem: an info finding on a line that has an error or a warning is not said.

@@ -8,9 +8,9 @@
 
 import { PROGRAM } from '../../bundle/self.ts';
 import { wrap } from '../../config/help.ts';
-import { ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
+import { advised, ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
-import { type CheckSettings, check, RULE_SUMMARIES } from '../check/rules.ts';
+import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
 import { type CheckOutput, type Env, OUTPUT_FLAGS, parseFlags, parsePlugin, type Request } from './flags.ts';
 import { fails, LEVELS, type Located, textLine, toJson, toSarif } from './report.ts';
 import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
@@ -162,7 +162,8 @@ function runCheck(
       code = EXIT_USAGE;
       continue;
     }
-    const findings = guarded(source.name, () => check(source, settings));
+    // The advice to run --inject, as --inject would do for this file.
+    const findings = guarded(source.name, () => advised(source, settings));
     if ('problem' in findings) {
       io.stderr(findings.problem);
       code = EXIT_USAGE;
@@ -275,17 +276,20 @@ function usage(plugin: boolean, version: string): string {
     ),
     '',
     'A pod gets a sidecar when its template shows one (an injection label or annotation,',
-    'a sidecar container); a Job that shows none is clean, unless its namespace injects:',
+    "a sidecar container, the sidecar's own settings, a script that quits it); a Job that",
+    'shows none is clean, unless its namespace injects:',
     `  --${INJECTED_NAMESPACES_FLAG} [KIND=]NAMESPACE,...  namespaces whose pods get KIND (istio`,
     `      when left out; * is every namespace); or ${INJECTED_NAMESPACES_VARIABLE}`,
     `  ${plugin ? '-n, ' : ''}--namespace NAMESPACE  of objects that name none (default: default)`,
     '',
     'inject: writes FILE back to stdout with each Job, CronJob and bare Pod whose classic',
-    'sidecar nothing stops rewritten to run under istio-job-run, set up for the sidecars',
-    `it has: an emptyDir, an init container from IMAGE (default ${PROGRAM}:${version}) that`,
-    "--installs it there, the job container's command prefixed with it. Everything else",
-    'stays byte for byte. A pod it cannot rewrite safely is named on stderr; then nothing',
-    'is written and the exit is 1. Several FILEs come out as one stream, a --- between two.',
+    'sidecar nothing stops (or that check advises inject for) rewritten to run under',
+    'istio-job-run, set up for the sidecars it has: an emptyDir, an init container from',
+    `IMAGE (default ${PROGRAM}:${version}) that --installs it there, the job container's`,
+    'command prefixed with it. Everything else stays byte for byte. A pod it cannot',
+    'rewrite safely (a script that sends a wrong quit of its own, too) is named on stderr;',
+    'then nothing is written and the exit is 1. A pod with another error is left, with a',
+    'line on stderr. Several FILEs come out as one stream, a --- between two.',
     '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
     '(every node Kubernetes 1.29+, Istio 1.24+).',
     `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,

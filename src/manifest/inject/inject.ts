@@ -1,5 +1,5 @@
 // --inject: each Job, CronJob and bare Pod of a file whose pods get a classic sidecar that nothing stops (the
-// same reading as --check's `unwrapped`) is rewritten the way the README's init-container pattern shows: an
+// same reading as --check's `unwrapped`), or that --check advises --inject for, is rewritten the way the README's init-container pattern shows: an
 // emptyDir, an init container that --installs istio-job-run into it, the job container's command prefixed with
 // the installed wrapper and `--` (its args untouched), `--quit on-success` under OnFailure, and what the
 // wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
@@ -17,7 +17,8 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
-import { unstopped } from '../pod/stop.ts';
+import { quitsOf, unstopped } from '../pod/stop.ts';
+import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
 import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 
@@ -29,11 +30,25 @@ interface InjectSettings {
   readonly namespace?: string;
   /** The command of containers that write none (their image's ENTRYPOINT): container name -> words. */
   readonly entrypoints?: ReadonlyMap<string, readonly string[]>;
+  /** Only what it would do with each pod: no text written. */
+  readonly verdictsOnly?: boolean;
 }
 
-type Injected =
+/** What --inject did with a pod; a pod it left as it is has none. */
+type Verdict = 'rewritten' | 'refused';
+
+/** What it did with each pod, and the findings of --check on its lines. */
+type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
-  | { readonly kind: 'refused'; readonly problems: readonly string[] };
+  | { readonly kind: 'refused'; readonly problems: readonly string[] }
+);
+
+/**
+ * The rules that find a setting which stops no sidecar: the wrapper makes it harmless, the setting stays for the
+ * author to remove. Every other rule that advises --inject finds a script's own quit gone wrong, which a wrapper
+ * around the script keeps.
+ */
+const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit'];
 
 /** The flag that gives a container's command where the manifest shows none. */
 export const ENTRYPOINT_FLAG = '--entrypoint';
@@ -44,35 +59,118 @@ export const MOUNT_PATH = `/${PROGRAM}`;
 export const INSTALLER = `install-${PROGRAM}`;
 export const WRAPPER_PATH = `${MOUNT_PATH}/${PROGRAM}`;
 
-export function inject(source: Source, settings: InjectSettings): Injected {
+/**
+ * The file with each pod rewritten that needs it: a classic sidecar nothing stops, or an error of --check's that
+ * advises --inject; a pod whose error a wrapper cannot fix is refused, saying why. READ: the file's pods and
+ * findings, when read already.
+ */
+export function inject(
+  source: Source,
+  settings: InjectSettings,
+  read: { readonly pods: readonly Pod[]; readonly findings: readonly Finding[] } = readFile(source, settings),
+): Injected {
+  const { pods, findings } = read;
   const editor = new Editor(source);
   const problems: string[] = [];
   const rewritten: string[] = [];
   const notes: string[] = [];
+  const verdicts = new Map<Finding, Verdict>();
   const shared = sharedRanges(source);
-  for (const workload of workloads(source)) {
-    const pod = readPod(workload, settings.namespaces ?? new Map(), settings.namespace);
+  const found = findingsOf(source, pods, findings);
+  for (const [index, pod] of pods.entries()) {
+    const { workload } = pod;
     const where = `${source.name}:${lineOf(source, workload.object)}: ${workload.kind} ${workload.name}`;
+    const mine = found[index] ?? [];
+    const errors = mine.filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
     const left = unstopped(pod, { brokenScriptsCount: false });
+    const judge = (verdict: Verdict): void => {
+      for (const finding of mine) verdicts.set(finding, verdict);
+    };
     if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
-    if (left.length === 0) continue;
+    const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
+    const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
+    if (cannot !== undefined) {
+      problems.push(`${where}: ${cannot}`);
+      judge('refused');
+      continue;
+    }
+    if (left.length === 0) {
+      const other = errors[0];
+      if (other !== undefined)
+        notes.push(`${where}: left as it is: --check's ${other.rule} (line ${other.line}) is not for a wrapper to fix: see its advice`);
+      continue;
+    }
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
-    const found = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
-    found.push(...guarded.refusals);
-    if (found.length > 0) problems.push(...[...new Set(found)].map((problem) => `${where}: ${problem}`));
-    else {
-      guarded.commit();
+    const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
+    refusals.push(...guarded.refusals);
+    if (refusals.length > 0) {
+      problems.push(...[...new Set(refusals)].map((problem) => `${where}: ${problem}`));
+      judge('refused');
+    } else {
+      if (settings.verdictsOnly !== true) guarded.commit();
       rewritten.push(`${workload.kind} ${workload.name}`);
+      judge('rewritten');
     }
   }
-  if (problems.length > 0) return { kind: 'refused', problems };
-  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes };
+  if (problems.length > 0) return { kind: 'refused', problems, verdicts };
+  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes, verdicts };
+}
+
+/** Why a wrapper around the job's script cannot fix what FINDING says of it; undefined when it can. */
+function unfixable(pod: Pod, finding: Finding): string | undefined {
+  const quitting = pod.jobs.flatMap((job) => quitsOf(job).map((quit) => ({ job, quit })))[0];
+  const found = `--check finds ${finding.rule} on line ${finding.line}`;
+  if (quitting === undefined) return `${found}, which a wrapper around the script does not change: fix the script by hand`;
+  return (
+    `container ${quitting.job.name}'s script sends its own quit (line ${quitting.quit.line}) and ${found}: a wrapper around the ` +
+    `script would leave that quit in it; take the quit out (${PROGRAM} quits on every way out), then --inject`
+  );
+}
+
+/** Each workload's pod (its scripts parsed once), and --check's findings from them. */
+function readFile(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): { pods: Pod[]; findings: Finding[] } {
+  const namespaces = settings.namespaces ?? new Map();
+  const pods = workloads(source).map((workload) => readPod(workload, namespaces, settings.namespace));
+  const findings = check(source, { namespaces, ...(settings.namespace === undefined ? {} : { namespace: settings.namespace }) }, pods);
+  return { pods, findings };
+}
+
+/** The findings on the lines of each pod's workload (in the order written, none inside another), in one pass. */
+function findingsOf(source: Source, pods: readonly Pod[], findings: readonly Finding[]): Finding[][] {
+  const ranges = pods.map(({ workload }) => {
+    const [start = 0, end = start] = workload.object.range ?? [];
+    return { first: source.lines.linePos(start).line, last: source.lines.linePos(end).line, found: [] as Finding[] };
+  });
+  let at = 0;
+  for (const finding of [...findings].sort((a, b) => a.line - b.line)) {
+    while (at < ranges.length && (ranges[at]?.last ?? 0) < finding.line) at++;
+    const range = ranges[at];
+    if (range !== undefined && range.first <= finding.line) range.found.push(finding);
+  }
+  return ranges.map((range) => range.found);
+}
+
+/** --check's advice to run --inject, said as it is only where `--inject FILE` rewrites the finding's pod. */
+const REFUSED_ADVICE = `(by hand: "${PROGRAM} --inject FILE" refuses this file, and says why)`;
+
+/** --check's findings of SOURCE, with INJECT_ADVICE restated where --inject would not rewrite their pod. */
+export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): Finding[] {
+  const read = readFile(source, settings);
+  const { findings } = read;
+  if (!findings.some((finding) => finding.advisesInject)) return findings;
+  const result = inject(source, { image: PROGRAM, native: false, verdictsOnly: true, ...settings }, read);
+  return findings.map((finding) => {
+    if (!finding.advisesInject) return finding;
+    if (result.kind === 'refused') return { ...finding, message: finding.message.replace(INJECT_ADVICE, REFUSED_ADVICE) };
+    if (result.verdicts.get(finding) === 'rewritten') return finding;
+    return { ...finding, message: finding.message.replace(` ${INJECT_ADVICE}`, ''), advisesInject: false };
+  });
 }
 
 /** The text ranges of anchored nodes that an alias refers to: changing one changes every place that uses it. */

@@ -1,7 +1,8 @@
 // What a pod template shows, read once for every rule and for --inject: which sidecars its pods will have
-// (each kind recognised as its own injector recognises a pod: src/config/kinds.ts holds those facts), in
-// which form, whether their quit is switched on; what each container runs (a wrapper, a shell script read by
-// src/manifest/script/shell.ts) and which of the script's requests quit or wait for which sidecar.
+// (each kind recognised as its own injector recognises a pod, or by its own settings or a script's quit of it:
+// src/config/kinds.ts holds those facts), in which form, whether their quit is switched on; what each container
+// runs (a wrapper, a shell script read by src/manifest/script/shell.ts) and which of the script's requests quit
+// or wait for which sidecar.
 
 import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
@@ -53,7 +54,10 @@ export interface RequestTarget {
   readonly request: Request & { readonly id: number; readonly runs: Runs };
   /** other: a request to loopback that is neither a known endpoint nor says quit. */
   readonly what: 'quit' | 'wait' | 'other';
-  /** The kind it speaks to; undefined: a quit of some sidecar (a loopback path that says quit, kill, shutdown). */
+  /**
+   * The kind it speaks to (a signal to its process too, which reaches it only across a shared process namespace);
+   * undefined: a quit of some sidecar (a loopback path that says quit, kill, shutdown).
+   */
   readonly kind?: SidecarKind;
   /** A quit sent to Envoy's own admin port. */
   readonly envoyAdmin?: boolean;
@@ -124,11 +128,14 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
     ...container,
     aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars, sharesProcesses)),
   }));
+  // A quit of a kind's endpoint or process shows that sidecar (its namespace injects it); a wait only expects it.
+  const aims = known.flatMap((container) => container.aimed);
+  for (const aimed of [...aims.filter(shows), ...aims.filter((aimed) => !shows(aimed))]) {
+    if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
+    const shown = shows(aimed) && !declined(aimed.kind, annotations, labels);
+    sidecars.push(expected(aimed.kind, annotations, shown ? aimed : undefined, sharesProcesses));
+  }
   for (const container of known) {
-    for (const aimed of container.aimed) {
-      if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
-      sidecars.push(expected(aimed.kind, annotations));
-    }
     for (const wrapper of [...container.scriptWrappers, ...(container.wrapper === undefined ? [] : [container.wrapper])]) {
       if (wrapper.program === 'linkerd-await' && !sidecars.some((sidecar) => sidecar.kind.name === 'linkerd'))
         sidecars.push(expected(kindNamed('linkerd'), annotations));
@@ -147,33 +154,61 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   };
 }
 
-/** A sidecar its injector adds: the pod asks for it, is already injected, or its namespace injects. */
+type Strings = ReadonlyMap<string, { value: string; pair: Pair<Node, Node | null> }>;
+
+/** What the template's own injection markers say of a kind: asked for (and what says so), declined, or nothing. */
+function markedFor(kind: SidecarKind, annotations: Strings, labels: Strings): { asked?: boolean; why?: string } {
+  const markers = kind.template;
+  const inject = markers.inject;
+  if (inject === undefined) return {};
+  const decided =
+    inject.labels
+      .map((key) => ['label', key, labels.get(key)] as const)
+      .find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
+    inject.annotations
+      .map((key) => ['annotation', key, annotations.get(key)] as const)
+      .find(([, , found]) => found !== undefined && found.value.trim() !== '');
+  if (decided === undefined) return {};
+  const [where, key, found] = decided;
+  // Off, or a value the injector refuses the pod for: no pod runs with this sidecar.
+  const setting = readSetting(inject.reading, found?.value);
+  return { ...(setting === 'unset' ? {} : { asked: setting === 'on' }), why: `${where} ${key}: "${found?.value}"` };
+}
+
+/** Whether the template says the kind is not there: its injection declined, an init container only, ambient mode. */
+function declined(kind: SidecarKind, annotations: Strings, labels: Strings): boolean {
+  const { initOnly, sidecarless } = kind.template;
+  if (markedFor(kind, annotations, labels).asked === false) return true;
+  if (initOnly !== undefined && settingOn(initOnly.reading, annotations.get(initOnly.annotation)?.value)) return true;
+  return (
+    sidecarless !== undefined &&
+    [labels, annotations].some((map) => map.get(sidecarless.key)?.value.trim().toLowerCase() === sidecarless.value)
+  );
+}
+
+/** An annotation of the sidecar's own settings (not one of its injection markers): the key, or undefined. */
+function ownSetting(kind: SidecarKind, annotations: Strings): string | undefined {
+  const domains = kind.template.settings ?? [];
+  const markers = new Set(kind.template.inject?.annotations ?? []);
+  return [...annotations.keys()].find((key) => {
+    const domain = key.slice(0, key.indexOf('/'));
+    return !markers.has(key) && domains.some((own) => domain === own || domain.endsWith(`.${own}`));
+  });
+}
+
+/**
+ * A sidecar its injector adds: the pod asks for it, is already injected, its namespace injects, or the template
+ * sets the sidecar's own settings (the author expects it there: its namespace injects it).
+ */
 function injected(
   kind: SidecarKind,
-  annotations: ReadonlyMap<string, { value: string; pair: Pair<Node, Node | null> }>,
-  labels: ReadonlyMap<string, { value: string; pair: Pair<Node, Node | null> }>,
+  annotations: Strings,
+  labels: Strings,
   namespaces: InjectedNamespaces,
   namespace: string,
 ): PodSidecar[] {
   const markers = kind.template;
-  let why: string | undefined;
-  let asked: boolean | undefined;
-  if (markers.inject !== undefined) {
-    const decided =
-      markers.inject.labels
-        .map((key) => ['label', key, labels.get(key)] as const)
-        .find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
-      markers.inject.annotations
-        .map((key) => ['annotation', key, annotations.get(key)] as const)
-        .find(([, , found]) => found !== undefined && found.value.trim() !== '');
-    if (decided !== undefined) {
-      const [where, key, found] = decided;
-      // Off, or a value the injector refuses the pod for: no pod runs with this sidecar.
-      const setting = readSetting(markers.inject.reading, found?.value);
-      if (setting !== 'unset') asked = setting === 'on';
-      why = `${where} ${key}: "${found?.value}"`;
-    }
-  }
+  let { asked, why } = markedFor(kind, annotations, labels);
   if (asked === false) return [];
   if (asked === undefined && markers.revisionLabel !== undefined) {
     const revision = labels.get(markers.revisionLabel);
@@ -192,12 +227,18 @@ function injected(
     asked = true;
     why = `already injected (${markers.injectedAnnotation})`;
   }
+  if (asked === undefined && declined(kind, annotations, labels)) return [];
   if (asked === undefined) {
     const set = namespaces.get(kind.name as KindName);
     if (set !== undefined && (set.has('*') || set.has(namespace))) {
       asked = true;
       why = `namespace ${namespace} injects it (--${INJECTED_NAMESPACES_FLAG})`;
     }
+  }
+  const setting = asked === undefined ? ownSetting(kind, annotations) : undefined;
+  if (setting !== undefined) {
+    asked = true;
+    why = `annotation ${setting}, its own setting: its namespace injects it`;
   }
   if (asked !== true || why === undefined) return [];
   if (markers.initOnly !== undefined && settingOn(markers.initOnly.reading, annotations.get(markers.initOnly.annotation)?.value)) return [];
@@ -262,10 +303,19 @@ function sidecar(
   return { kind, form, why, known, quitOn, quitPort: portByAnnotation(kind, annotations) };
 }
 
-/** A sidecar no marker shows, that a script quits or waits for. */
-const expected = (kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): PodSidecar => ({
-  ...sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', 'its script speaks to it', annotations, false),
-});
+const shows = (aimed: RequestTarget): boolean => aimed.what === 'quit' || aimed.request.method === 'SIGNAL';
+
+/** A sidecar no marker shows, that a script waits for, or quits (SHOWN: then the pod has it). */
+function expected(kind: SidecarKind, annotations: Strings, shown?: RequestTarget, sharesProcesses = false): PodSidecar {
+  const form = nativeByAnnotation(kind, annotations) ? 'native' : 'classic';
+  if (shown === undefined) return sidecar(kind, form, 'its script speaks to it', annotations, false);
+  const { program } = shown.request;
+  const why =
+    shown.request.method !== 'SIGNAL'
+      ? `its script quits it on line ${shown.line}, so its namespace injects it`
+      : `its script signals ${program} on line ${shown.line}${sharesProcesses ? '' : ', which it cannot reach without shareProcessNamespace: true'}`;
+  return sidecar(kind, form, why, annotations);
+}
 
 /** The words a container runs: its command, then its args. */
 export function argvOf(container: Node): { words: string[]; nodes: Node[] } {
@@ -470,7 +520,8 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
   if (request.method === 'SIGNAL') {
     const kind = kinds.find((candidate) => candidate.template.processes.includes(basename(request.program ?? '')));
     // Without a shared process namespace the sidecar's processes are not there to signal: it stops nothing.
-    return kind === undefined || !sharesProcesses ? { ...aimed, what: 'other' } : { ...aimed, what: 'quit', kind };
+    if (kind === undefined) return { ...aimed, what: 'other' };
+    return sharesProcesses ? { ...aimed, what: 'quit', kind } : { ...aimed, what: 'other', kind };
   }
   const portOf = (kind: SidecarKind, listener: number): number =>
     listener === kind.quit.listener

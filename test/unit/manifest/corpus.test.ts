@@ -1,7 +1,7 @@
 // --check and --inject over the real manifests of ../shared/corpus (public repositories' Jobs, CronJobs and
 // Pods, not kept here), against the judgement in test/corpus-judgement.txt: every finding there, on its line,
-// and nothing else; --inject rewrites the files judged so, leaves the rest byte for byte, is idempotent, and
-// leaves nothing for `unwrapped`. A clone without ../shared/corpus skips this and says so.
+// and nothing else; --inject rewrites the files judged so, refuses those judged so, leaves the rest byte for
+// byte, is idempotent, and leaves nothing for `unwrapped`. A clone without ../shared/corpus skips this and says so.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ const IMAGE = 'registry.example/istio-job-run:9.9.9';
 
 interface Judgement {
   readonly findings: string[];
-  inject?: 'rewritten' | 'unchanged' | undefined;
+  inject?: 'rewritten' | 'unchanged' | 'refused' | undefined;
 }
 
 function judgements(): Map<string, Judgement> {
@@ -53,8 +53,12 @@ describe('the real manifests of ../shared/corpus, as a reviewer judged them', { 
       const found = check(source(text, file)).map((finding) => `${finding.line} ${finding.rule}`);
       assert.deepEqual(found.sort(), [...judgement.findings].sort());
     });
-    test(`${file}: --inject ${judgement.inject ?? 'unchanged'}, idempotent`, () => {
+    test(`${file}: --inject ${judgement.inject ?? 'unchanged'}${judgement.inject === 'refused' ? '' : ', idempotent'}`, () => {
       const once = inject(source(text, file), { image: IMAGE, native: false });
+      if (judgement.inject === 'refused') {
+        assert.equal(once.kind, 'refused');
+        return;
+      }
       assert.equal(once.kind, 'done', once.kind === 'refused' ? once.problems.join('\n') : '');
       const out = (once as { text: string }).text;
       if (judgement.inject === 'rewritten') {
