@@ -183,7 +183,12 @@ function runInject(
       return EXIT_USAGE;
     }
     const result = guarded(source.name, () =>
-      inject(source, { image: request.image ?? defaultImage, native: request.native, ...request.settings }),
+      inject(source, {
+        image: request.image ?? defaultImage,
+        native: request.native,
+        imageVolume: request.imageVolume,
+        ...request.settings,
+      }),
     );
     if ('problem' in result) {
       io.stderr(result.problem);
@@ -219,9 +224,9 @@ function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
     ? [
         `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
-        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
+        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native|--image-volume] [OPTIONS]`,
       ]
-    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
+    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native|--image-volume] [OPTIONS]`];
   const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
@@ -251,6 +256,9 @@ function usage(plugin: boolean, version: string): string {
     "--installs it there, the job container's command prefixed with it. Everything else",
     'stays byte for byte. A pod it cannot rewrite safely is named on stderr; then nothing',
     'is written and the exit is 1. Several FILEs come out as one stream, a --- between two.',
+    '--image-volume: mount IMAGE read-only as an image volume instead and run it from',
+    'there: nothing copied per pod (Kubernetes 1.35+, or 1.31+ with the ImageVolume',
+    'feature gate; containerd 2.1+ or CRI-O 1.31+).',
     '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
     '(every node Kubernetes 1.29+, Istio 1.24+).',
     `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,
