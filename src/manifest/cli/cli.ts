@@ -224,9 +224,9 @@ function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
     ? [
         `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
-        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native|--image-volume] [OPTIONS]`,
+        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
       ]
-    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native|--image-volume] [OPTIONS]`];
+    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
   const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
