@@ -12,14 +12,15 @@ import { parseArgs } from 'node:util';
 import { markdownTable } from 'markdown-table';
 import { max, median, quantile } from 'simple-statistics';
 import * as part from './bench/parts.ts';
+import { FORMS, forms as formCosts } from './bench/forms.ts';
 import { type Build, copyDist, discard, killEverything, MIB } from './bench/run.ts';
 import { root } from './root.ts';
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
 const quick = flags.quick === true;
 const RUNS = quick
-  ? { startup: 5, jobCpu: 2, latency: 3, stdout: 2, memory: 2, limitStep: 2, stdoutBytes: 64 * MIB, gzip: 1 }
-  : { startup: 20, jobCpu: 10, latency: 30, stdout: 8, memory: 6, limitStep: 5, stdoutBytes: 2048 * MIB, gzip: 9 };
+  ? { startup: 5, jobCpu: 2, latency: 3, stdout: 2, memory: 2, limitStep: 2, stdoutBytes: 64 * MIB, gzip: 1, forms: 2 }
+  : { startup: 20, jobCpu: 10, latency: 30, stdout: 8, memory: 6, limitStep: 5, stdoutBytes: 2048 * MIB, gzip: 9, forms: 7 };
 /** The proxy ready this long after the job starts, for the CPU of a whole job: a quick proxy and a slow one. */
 const JOB_READY_MS = [300, 3_000] as const;
 
@@ -43,6 +44,7 @@ const say = (text: string): void => void process.stderr.write(`bench [${((perfor
 const ms = (n: number): string => (Number.isNaN(n) ? '-' : n >= 100 ? `${n.toFixed(0)} ms` : `${n.toFixed(1)} ms`);
 const mib = (n: number): string => `${n.toFixed(1)} MiB`;
 const x = (n: number): string => `${n.toFixed(2)}x`;
+const bytes = (n: number): string => (n >= MIB ? mib(n / MIB) : `${(n / 1024).toFixed(0)} KiB`);
 const gibs = (n: number): string => `${(n / 1024).toFixed(2)} GiB/s`;
 
 /** A row of the results table: the median, p90 and worst on the bad side (higher, or lower for throughput). */
@@ -96,11 +98,13 @@ async function measure(build: Build) {
   const limit = await part.memoryLimit(build, RUNS.limitStep, say);
   say(`size: gzip -${RUNS.gzip}`);
   const size = await part.size(build, RUNS.gzip);
-  return { startup, jobCpu, latency, stdout, memory, limit, size };
+  say(`cost per pod: ${RUNS.forms} rounds of ${Object.keys(FORMS).length} forms in podman`);
+  const forms = await formCosts(build, RUNS.forms);
+  return { startup, jobCpu, latency, stdout, memory, limit, size, forms };
 }
 
 function report(build: Build, m: Awaited<ReturnType<typeof measure>>, loadAtStart: number[]): string {
-  const { startup, jobCpu, latency, stdout, memory, limit, size } = m;
+  const { startup, jobCpu, latency, stdout, memory, limit, size, forms } = m;
   const s = (samples: Record<string, number[]>, key: string): number[] => samples[key] ?? [];
   const ratio = (a: number[], b: number[]): number => median(a) / median(b);
   const perRound = (a: number[], b: number[]): number[] => a.map((value, i) => value / (b[i] ?? Number.NaN));
@@ -252,6 +256,12 @@ function report(build: Build, m: Awaited<ReturnType<typeof measure>>, loadAtStar
     [`dist/bundle/ (${size.bundleFiles} files)`, '', mib((size.bundle ?? 0) / MIB), '', '', '', ''],
     [`dist/bundle/ as a tarball, gzip -${RUNS.gzip}`, '', mib((size.bundleGzip ?? 0) / MIB), '', '', '', ''],
   );
+  const perForm = (pick: (costs: Exclude<typeof forms, { error: string }>) => Record<string, number[]>, format: (n: number) => string) =>
+    'error' in forms
+      ? [[`not measured: ${forms.error}`, '', '', '', '', '', '']]
+      : Object.entries(FORMS).map(([form, what]) => row(what, pick(forms)[form] ?? [], format));
+  section("per pod: its first container's start → the job's first instruction", ...perForm((costs) => costs.ms, ms));
+  section("per pod: bytes written to the node's container storage", ...perForm((costs) => costs.bytes, bytes));
 
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
   const node = execFileSync(build.wrapper, ['--version'], { encoding: 'utf8' }).trim();
@@ -304,6 +314,12 @@ larger, lower throughput); variants are compared by ratios of medians from this 
   ${part.NORMAL_SPEED_FACTOR}x of no limit); the executable's pages already in the page cache (a node that ran the
   image before). The cold rows drop the bundle's files from the page cache first.
 - **Size**: bytes on disk and through gzip, the bundle as the tarball the release ships.
+- **Per pod**, in podman with runc (state private to the run, images built from the bench's copy of the bundle), each
+  way the wrapper gets into a pod, after a warm-up round: copied into the job's image; an init container that
+  \`--install\`s it into a volume the job then mounts (an emptyDir in Kubernetes); the istio-job-run image mounted
+  as an image volume (\`--mount type=image\`, what kubelet asks the runtime for). The job is \`--sidecar none --
+  cat /proc/uptime\`: the time runs from the \`podman start\` of the pod's first container to that clock (the
+  host's, 10 ms resolution); the bytes are what the pod added to podman's storage, volumes included.
 
 ## Results
 

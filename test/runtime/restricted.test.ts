@@ -44,7 +44,18 @@ const podOrEveryContainer = (spec: Spec, path: string[], allowed: (value: unknow
     return allowed(value) ? undefined : `${what} (is ${JSON.stringify(value)})`;
   });
 
-const ALLOWED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+// image: admitted since Kubernetes 1.33 (https://github.com/kubernetes/kubernetes/pull/130394), not yet on the page.
+const ALLOWED_VOLUMES = [
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'image',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+];
 const SAFE_SYSCTLS = [
   'kernel.shm_rmid_forced',
   'net.ipv4.ip_local_port_range',
@@ -125,7 +136,7 @@ const RESTRICTED: readonly {
   },
   {
     profile: 'restricted',
-    control: 'Volume types: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret',
+    control: 'Volume types: configMap, csi, downwardAPI, emptyDir, ephemeral, image, persistentVolumeClaim, projected, secret',
     check: (spec) =>
       (spec.volumes ?? [])
         .filter((v) => !Object.keys(v).some((key) => ALLOWED_VOLUMES.includes(key)))

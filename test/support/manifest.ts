@@ -8,6 +8,13 @@ export function source(text: string, name = 'test.yaml'): Source {
   return parsed;
 }
 
+/** Whether AFTER is BEFORE with characters inserted only: every character of BEFORE, in order, nothing changed. */
+export function insertedOnly(before: string, after: string): boolean {
+  let at = 0;
+  for (const char of after) if (at < before.length && char === before[at]) at++;
+  return at === before.length && after.length > before.length;
+}
+
 /** A Job whose pod asks for an Istio sidecar and runs no wrapper: what --check reports and --inject rewrites. */
 export const MIGRATE_JOB = `apiVersion: batch/v1
 kind: Job

@@ -33,7 +33,7 @@ export interface PodSpec {
   restartPolicy: string;
   shareProcessNamespace?: boolean;
   securityContext?: Record<string, unknown>;
-  volumes?: { name: string; emptyDir?: object }[];
+  volumes?: { name: string; emptyDir?: object; image?: { reference: string; pullPolicy?: string } }[];
   initContainers?: Container[];
   containers: Container[];
 }
@@ -130,6 +130,37 @@ export function podManifest(name: string, spec: PodSpec, sidecarArgs: readonly s
   });
 }
 
+/** `podman create`'s flags for what a container of a pod manifest sets (the subset the runtime suite's pods use). */
+function runFlags(container: Container, pod: { metadata: { annotations: Record<string, string> }; spec: PodSpec }): string[] {
+  const flags: string[] = [];
+  const context = (container.securityContext ?? {}) as {
+    runAsUser?: number;
+    runAsGroup?: number;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+  if (context.runAsUser !== undefined) flags.push('--user', `${context.runAsUser}:${context.runAsGroup ?? context.runAsUser}`);
+  if (context.readOnlyRootFilesystem === true) flags.push('--read-only');
+  if (context.allowPrivilegeEscalation === false) flags.push('--security-opt', 'no-new-privileges');
+  for (const capability of context.capabilities?.drop ?? []) flags.push('--cap-drop', capability);
+  const memory = container.resources?.limits?.['memory'];
+  if (memory !== undefined) flags.push('--memory', memory.replace(/Mi$/, 'm'));
+  for (const { name, value, valueFrom } of container.env ?? []) {
+    const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(
+      (valueFrom as { fieldRef?: { fieldPath?: string } } | undefined)?.fieldRef?.fieldPath ?? '',
+    )?.[1];
+    flags.push('--env', `${name}=${annotation === undefined ? (value ?? '') : (pod.metadata.annotations[annotation] ?? '')}`);
+  }
+  for (const mount of container.volumeMounts ?? []) {
+    const image = pod.spec.volumes?.find((volume) => volume.name === mount.name)?.image;
+    if (image === undefined) throw new Error(`volume ${mount.name}: Pod.run mounts image volumes only`);
+    flags.push('--mount', `type=image,source=${image.reference},destination=${mount.mountPath}`);
+  }
+  if (container.command !== undefined) flags.push('--entrypoint', JSON.stringify(container.command));
+  return flags;
+}
+
 /** The container's record, as `podman inspect` gives it. */
 export interface Inspected {
   State: { Running: boolean; ExitCode: number; Status: string };
@@ -153,6 +184,31 @@ export class Pod {
     const file = join(podman.dir, `${name}.yaml`);
     writeFileSync(file, podManifest(name, spec, sidecarArgs));
     await podman.ok(['kube', 'play', file], { timeoutS: 120 });
+    return new Pod(podman, name);
+  }
+
+  /**
+   * A pod with image volumes, which `kube play` 4.3 cannot play: the pod made by `pod create`, each container of
+   * podManifest's by `create` with its image volumes as `--mount type=image`, its security context and memory
+   * limit as flags and its downward-API annotations as values, then all started together as kube play does.
+   */
+  static async run(podman: Podman, name: string, spec: PodSpec, sidecarArgs?: readonly string[]): Promise<Pod> {
+    const manifest = parse(podManifest(name, spec, sidecarArgs)) as { metadata: { annotations: Record<string, string> }; spec: PodSpec };
+    if ((manifest.spec.initContainers ?? []).length > 0) throw new Error(`${name}: Pod.run runs no init containers: use Pod.play`);
+    await podman.ok(['pod', 'create', '--name', name]);
+    for (const container of manifest.spec.containers) {
+      await podman.ok([
+        'create',
+        '--pod',
+        name,
+        '--name',
+        `${name}-${container.name}`,
+        ...runFlags(container, manifest),
+        container.image,
+        ...(container.args ?? []),
+      ]);
+    }
+    await podman.ok(['pod', 'start', name], { timeoutS: 120 });
     return new Pod(podman, name);
   }
 

@@ -206,7 +206,12 @@ function runInject(
       return EXIT_USAGE;
     }
     const result = guarded(source.name, () =>
-      inject(source, { image: request.image ?? defaultImage, native: request.native, ...request.settings }),
+      inject(source, {
+        image: request.image ?? defaultImage,
+        native: request.native,
+        imageVolume: request.imageVolume,
+        ...request.settings,
+      }),
     );
     if ('problem' in result) {
       io.stderr(result.problem);
@@ -290,6 +295,9 @@ function usage(plugin: boolean, version: string): string {
     'rewrite safely (a script that sends a wrong quit of its own, too) is named on stderr;',
     'then nothing is written and the exit is 1. A pod with another error is left, with a',
     'line on stderr. Several FILEs come out as one stream, a --- between two.',
+    '--image-volume: mount IMAGE read-only as an image volume instead and run it from',
+    'there: nothing copied per pod (Kubernetes 1.35+, or 1.31+ with the ImageVolume',
+    'feature gate; containerd 2.1+ or CRI-O 1.31+).',
     '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
     '(every node Kubernetes 1.29+, Istio 1.24+).',
     `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,

@@ -35,6 +35,7 @@ export type Request =
       readonly files: readonly string[];
       readonly image?: string;
       readonly native: boolean;
+      readonly imageVolume: boolean;
       readonly settings: CheckSettings & { readonly entrypoints: ReadonlyMap<string, readonly string[]> };
     }
   | { readonly kind: 'help' }
@@ -57,6 +58,7 @@ const FLAG_TABLE: readonly FlagRow[] = [
   { flag: '--inject', value: 'FILE' },
   { flag: '--image', value: 'IMAGE' },
   { flag: '--native' },
+  { flag: '--image-volume' },
   { flag: `--${INJECTED_NAMESPACES_FLAG}`, value: '[KIND=]NAMESPACE,...', short: 'LIST' },
   { flag: '--namespace', value: 'NAMESPACE' },
   { flag: ENTRYPOINT_FLAG, value: 'CONTAINER=COMMAND' },
@@ -111,6 +113,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   const injects: string[] = [];
   let image: string | undefined;
   let native = false;
+  let imageVolume = false;
   let namespace: string | undefined;
   const namespaces = new Map<KindName, Set<string>>();
   const entrypoints = new Map<string, readonly string[]>();
@@ -189,10 +192,11 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
     let problem: Request | undefined;
-    if (flag === '--native') {
+    if (flag === '--native' || flag === '--image-volume') {
       if (inlineValue !== undefined)
-        return { kind: 'error', message: `--native: takes no value (${JSON.stringify(arg)}): it is on when given` };
-      native = true;
+        return { kind: 'error', message: `${flag}: takes no value (${JSON.stringify(arg)}): it is on when given` };
+      if (flag === '--native') native = true;
+      else imageVolume = true;
     } else if (VALUE_FLAGS[flag] !== undefined) {
       const next = argv[i + 1];
       if (inlineValue !== undefined) problem = take(flag, inlineValue);
@@ -213,8 +217,8 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
   if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
   if (checks.length > 0) {
-    if (image !== undefined || native)
-      return { kind: 'error', message: `${image === undefined ? '--native' : '--image'}: goes with --inject, not --check` };
+    const injectOnly = image !== undefined ? '--image' : native ? '--native' : imageVolume ? '--image-volume' : undefined;
+    if (injectOnly !== undefined) return { kind: 'error', message: `${injectOnly}: goes with --inject, not --check` };
     if (entrypoints.size > 0) return { kind: 'error', message: `${ENTRYPOINT_FLAG}: goes with --inject, not --check` };
     const listed = ruleList(ignored.join(','), ignoredBy);
     return {
@@ -234,16 +238,19 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   if (checkOnly !== undefined) return { kind: 'error', message: `${checkOnly.split('=')[0]}: goes with --check, not --inject` };
   if (image !== undefined && native)
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
+  if (imageVolume && native)
+    return { kind: 'error', message: '--image-volume: --inject --native adds no wrapper, so it mounts no image: use one of the two' };
   return {
     kind: 'inject',
     files: injects,
     native,
+    imageVolume,
     ...(image === undefined ? {} : { image }),
     settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
   };
 }
 
-/** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native]`, kubectl's way, into the flags. */
+/** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native|--image-volume]`, kubectl's way, into the flags. */
 export function parsePlugin(argv: readonly string[], env: Env): Request {
   const [command, ...rest] = argv;
   if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
@@ -267,14 +274,15 @@ export function parsePlugin(argv: readonly string[], env: Env): Request {
     } else if (
       /^--(namespace|injected-namespaces)(=|$)/.test(arg) ||
       (command === 'check' && /^--(format|failure-threshold|ignore)(=|$)/.test(arg)) ||
-      (command === 'inject' && /^--(image|native|entrypoint)(=|$)/.test(arg))
+      (command === 'inject' && /^--(image|native|image-volume|entrypoint)(=|$)/.test(arg))
     ) {
       flags.push(arg);
-      if (!arg.includes('=') && arg !== '--native' && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
+      const valueless = arg === '--native' || arg === '--image-volume';
+      if (!arg.includes('=') && !valueless && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
     } else {
       return {
         kind: 'error',
-        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST] [--format FORMAT] [--failure-threshold LEVEL] [--ignore RULE]' : '-f FILE [--image IMAGE] [--native] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
+        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST] [--format FORMAT] [--failure-threshold LEVEL] [--ignore RULE]' : '-f FILE [--image IMAGE] [--native|--image-volume] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
       };
     }
   }

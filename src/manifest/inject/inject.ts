@@ -5,6 +5,7 @@
 // wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
 // annotations as a downward-API file in any other pod and for the injected kinds (their quit switched on where
 // unset; set to anything else, the pod is refused), `--also` for a declared auth proxy.
+// --inject --image-volume mounts the image read-only as an image volume instead (image-volume.ts): no copy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
 // Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
 // through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
@@ -21,11 +22,14 @@ import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
 import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
+import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 
 interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
   readonly image: string;
   readonly native: boolean;
+  /** The image mounted as an image volume, instead of an init container copying it into an emptyDir. */
+  readonly imageVolume?: boolean;
   readonly namespaces?: InjectedNamespaces;
   readonly namespace?: string;
   /** The command of containers that write none (their image's ENTRYPOINT): container name -> words. */
@@ -317,7 +321,8 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   }
   const named = (list: Node | undefined, key: string, value: string): boolean => items(list).some((item) => text(get(item, key)) === value);
   if (named(get(podSpec, 'volumes'), 'name', VOLUME)) problems.push(`the pod already has a volume named ${VOLUME}: rename it`);
-  if (named(get(podSpec, 'initContainers'), 'name', INSTALLER)) problems.push(`the pod already has an init container named ${INSTALLER}`);
+  if (settings.imageVolume !== true && named(get(podSpec, 'initContainers'), 'name', INSTALLER))
+    problems.push(`the pod already has an init container named ${INSTALLER}`);
   if (named(get(container, 'volumeMounts'), 'mountPath', MOUNT_PATH))
     problems.push(`container ${name} already mounts something at ${MOUNT_PATH}`);
   for (const sidecar of left) {
@@ -381,7 +386,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
       return moved ? [sidecar.kind.name, ...ports].join(':') : sidecar.kind.name;
     });
   const prefix = [
-    WRAPPER_PATH,
+    settings.imageVolume === true ? imageVolumeWrapper(MOUNT_PATH) : WRAPPER_PATH,
     ...(workload.restartPolicy === 'OnFailure' ? [`--${OPTIONS.quit.flag}`, 'on-success'] : []),
     ...also.flatMap((entry) => [`--${OPTIONS.also.flag}`, entry]),
     '--',
@@ -395,7 +400,13 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
       valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
     });
   }
-  addToList(editor, podSpec, DEPTH.podSpec, 'volumes', { name: VOLUME, emptyDir: {} });
+  addToList(
+    editor,
+    podSpec,
+    DEPTH.podSpec,
+    'volumes',
+    settings.imageVolume === true ? imageVolume(VOLUME, settings.image) : { name: VOLUME, emptyDir: {} },
+  );
   if (podinfo && !mountsPodinfo) {
     addToList(editor, container, DEPTH.container, 'volumeMounts', { name: PODINFO_VOLUME, mountPath: PODINFO_DIR, readOnly: true });
     addToList(editor, podSpec, DEPTH.podSpec, 'volumes', {
@@ -403,7 +414,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
       downwardAPI: { items: [{ path: PODINFO_FILE, fieldRef: { fieldPath: 'metadata.annotations' } }] },
     });
   }
-  addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
+  if (settings.imageVolume !== true) addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
   for (const [args, flag] of flags) editor.append(args, DEPTH.containerList, flag);
   if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
   return [];

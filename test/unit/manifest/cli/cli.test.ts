@@ -467,3 +467,36 @@ describe('--check suppressions', () => {
     assert.equal(unknown.code, 1);
   });
 });
+
+describe('--image-volume', () => {
+  test('the flags in any order and the plugin give the same bytes: the image as a volume, no init container', async () => {
+    const files = { 'job.yaml': JOB };
+    const flags = await run(['--inject', 'job.yaml', '--image-volume', '--image', 'mirror.example/ijr:1'], files);
+    assert.equal(flags.code, 0, flags.stderr.join('\n'));
+    assert.match(
+      flags.stdout,
+      /^ {6}- name: istio-job-run\n {8}image:\n {10}reference: "mirror\.example\/ijr:1"\n {10}pullPolicy: IfNotPresent\n/m,
+    );
+    assert.doesNotMatch(flags.stdout, /initContainers|emptyDir/);
+    for (const argv of [
+      ['--image-volume', '--inject', 'job.yaml', '--image=mirror.example/ijr:1'],
+      ['--inject', '--image-volume', 'job.yaml', '--image', 'mirror.example/ijr:1'],
+    ]) {
+      assert.deepEqual(await run(argv, files), flags, argv.join(' '));
+    }
+    const plugin = await run(['inject', '-f', 'job.yaml', '--image-volume', '--image', 'mirror.example/ijr:1'], files, undefined, true);
+    assert.deepEqual(plugin, flags);
+  });
+  test('bad input: one line naming the flag, exit 2', async () => {
+    const cases: [readonly string[], RegExp][] = [
+      [['--inject', 'job.yaml', '--image-volume=yes'], /^--image-volume: takes no value \("--image-volume=yes"\)/],
+      [['--check', 'job.yaml', '--image-volume'], /^--image-volume: goes with --inject, not --check/],
+      [['--inject', 'job.yaml', '--native', '--image-volume'], /^--image-volume: --inject --native adds no wrapper/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv, { 'job.yaml': JOB });
+      assert.deepEqual([result.code, result.stdout, result.stderr.length], [2, '', 1], argv.join(' '));
+      assert.match(result.stderr[0] ?? '', message);
+    }
+  });
+});

@@ -11,7 +11,7 @@ import type { InjectedNamespaces } from '../../../../src/manifest/pod/pod.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { root } from '../../../support/process.ts';
-import { source } from '../../../support/manifest.ts';
+import { insertedOnly, source } from '../../../support/manifest.ts';
 
 const IMAGE = 'registry.example/istio-job-run:9.9.9';
 /** As --injected-namespaces '*' says: every namespace injects Istio, so a plain Job gets a classic sidecar. */
@@ -58,13 +58,6 @@ function injected(text: string, native = false): string {
   const result = inject(source(text), { image: IMAGE, native, namespaces: EVERYWHERE });
   assert.equal(result.kind, 'done', result.kind === 'refused' ? result.problems.join('\n') : '');
   return (result as { text: string }).text;
-}
-
-/** Whether AFTER is BEFORE with characters inserted only: every character of BEFORE, in order, nothing changed. */
-function insertedOnly(before: string, after: string): boolean {
-  let at = 0;
-  for (const char of after) if (at < before.length && char === before[at]) at++;
-  return at === before.length && after.length > before.length;
 }
 
 describe('--inject of a plain Job', () => {
