@@ -52,8 +52,15 @@ export interface Run {
  */
 export const PROBLEMS = {
   'failed-job-ends-0': ['exit-code-lost'],
-  'no-quit-after-failure': ['quit-skipped-on-failure', 'quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
-  'no-quit-after-success': ['quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
+  'no-quit-after-failure': [
+    'sh-pipefail',
+    'quit-skipped-on-failure',
+    'quit-wrong-method',
+    'quit-only-on-signal',
+    'wrapper-never-quits',
+    'unwrapped',
+  ],
+  'no-quit-after-success': ['sh-pipefail', 'quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
   'quit-before-job': ['quit-before-job'],
   'quit-after-failure': ['onfailure-quit-always'],
   // Any error: these come with one of the above, or from a script that never gets to its job.

@@ -516,6 +516,25 @@ const ROWS = [
     },
   },
   {
+    id: 'sh-pipefail',
+    level: 'error',
+    finds: "`set -o pipefail` in a script run by sh: Debian's and Ubuntu's sh (dash) refuses it and ends with 2",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const outcome = container.script?.facts.outcome;
+          const refused = [...(outcome?.success ?? []), ...(outcome?.failure ?? [])].find((path) => path.refused !== undefined)?.refused;
+          if (refused === undefined) continue;
+          report(
+            scriptLine(container, refused.row, refused.column),
+            `container ${container.name}: the script stops here with status 2 in Debian's and Ubuntu's sh (dash has no pipefail), ` +
+              'so nothing after it runs, the quit neither: run the script with bash, or drop pipefail',
+          );
+        }
+      }
+    },
+  },
+  {
     id: 'pod-failure-policy-container',
     level: 'warning',
     finds: "a podFailurePolicy that the sidecar's exit codes can trip",

@@ -373,7 +373,16 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     const lines = valueLines(source, scriptNode);
     script = {
       node: scriptNode,
-      facts: readScript(scriptNode.value, { errexit: shell.errexit, pipefail: shell.pipefail }, containerEnv(node)),
+      facts: readScript(
+        scriptNode.value,
+        // `busybox sh` is ash, which has pipefail.
+        {
+          errexit: shell.errexit,
+          pipefail: shell.pipefail,
+          refusesPipefail: shell.refusesPipefail && basename(words[at - 1] ?? '') !== 'busybox',
+        },
+        containerEnv(node),
+      ),
       lines,
       joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
     };

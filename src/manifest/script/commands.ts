@@ -108,8 +108,13 @@ export function shellOptions(words: readonly string[]): { name: string; on: bool
   return found;
 }
 
-/** A shell run with `-c`: the index of its script among the words, and whether -e and pipefail are on. */
-export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean } | undefined {
+/**
+ * A shell run with `-c`: the index of its script among the words, whether -e and pipefail are on, and whether it
+ * refuses `set -o pipefail` (sh is dash on Debian and Ubuntu; dash 0.5.12 has no pipefail, busybox's ash has).
+ */
+export function shellScript(
+  words: readonly string[],
+): { at: number; errexit: boolean; pipefail: boolean; refusesPipefail: boolean } | undefined {
   let start = 0;
   if (basename(words[0] ?? '') === 'busybox') start = 1;
   if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
@@ -129,5 +134,11 @@ export function shellScript(words: readonly string[]): { at: number; errexit: bo
   const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
   const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
   const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
-  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail') };
+  const name = basename(words[start] ?? '');
+  return {
+    at: scriptAt,
+    errexit: on('errexit'),
+    pipefail: on('pipefail'),
+    refusesPipefail: start === 0 && (name === 'sh' || name === 'dash'),
+  };
 }
