@@ -520,6 +520,25 @@ const ROWS = [
     },
   },
   {
+    id: 'sh-pipefail',
+    level: 'warning',
+    finds: "`set -o pipefail` in a script run by sh: Debian's and Ubuntu's sh (dash) refuses it and ends with 2 (Alpine's takes it)",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const outcome = container.script?.facts.outcome;
+          const refused = [...(outcome?.success ?? []), ...(outcome?.failure ?? [])].find((path) => path.refused !== undefined)?.refused;
+          if (refused === undefined) continue;
+          report(
+            scriptLine(container, refused.row, refused.column),
+            `container ${container.name}: in an image whose sh is Debian's or Ubuntu's (dash, which has no pipefail) the script stops here with status 2, ` +
+              "so nothing after it runs, the quit neither (Alpine's and busybox's sh take it): run the script with bash, or drop pipefail",
+          );
+        }
+      }
+    },
+  },
+  {
     id: 'pod-failure-policy-container',
     level: 'warning',
     finds: "a podFailurePolicy that the sidecar's exit codes can trip",

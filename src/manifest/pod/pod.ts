@@ -20,7 +20,7 @@ import {
   settingOn,
 } from '../../config/kinds.ts';
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
-import { basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
@@ -423,7 +423,17 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
     const lines = valueLines(source, scriptNode);
     script = {
       node: scriptNode,
-      facts: readScript(scriptNode.value, { errexit: shell.errexit, pipefail: shell.pipefail }, containerEnv(node)),
+      facts: readScript(
+        scriptNode.value,
+        // `busybox sh` is ash, which has pipefail, and so is the sh of an image known to be Alpine's or busybox's.
+        {
+          errexit: shell.errexit,
+          pipefail: shell.pipefail,
+          refusesPipefail:
+            shell.refusesPipefail && basename(words[at - 1] ?? '') !== 'busybox' && !ashImage(text(get(node, 'image')) ?? ''),
+        },
+        containerEnv(node),
+      ),
       lines,
       joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
     };

@@ -41,6 +41,8 @@ export interface Path {
   readonly failed: boolean;
   /** Why this path cannot be known to its end. */
   readonly unknown?: string;
+  /** The `set` that turned on pipefail in a shell that refuses it, which ended the shell with 2. */
+  readonly refused?: Place;
 }
 
 export interface Outcome {
@@ -56,6 +58,8 @@ export interface Outcome {
 export interface Start {
   readonly errexit: boolean;
   readonly pipefail: boolean;
+  /** `set -o pipefail` ends the shell with 2 (dash). */
+  readonly refusesPipefail: boolean;
   /** The container's environment: variables the script reads with values known. */
   readonly env: ReadonlyMap<string, string>;
 }
@@ -104,6 +108,8 @@ interface State {
   statusBy: Path['statusBy'];
   errexit: boolean;
   pipefail: boolean;
+  refusesPipefail: boolean;
+  refused: Place | undefined;
   traps: Map<string, Trap>;
   functions: Map<string, Fn>;
   events: Cons<Event> | undefined;
@@ -179,6 +185,8 @@ function initial(world: World, start: Start): State {
     statusBy: 'none',
     errexit: start.errexit,
     pipefail: start.pipefail,
+    refusesPipefail: start.refusesPipefail,
+    refused: undefined,
     traps: new Map(),
     functions: new Map(),
     events: undefined,
@@ -227,6 +235,7 @@ function toPath(state: State): Path {
     worked: state.worked,
     failed: state.failed,
     ...(state.unknown === undefined ? {} : { unknown: state.unknown }),
+    ...(state.refused === undefined ? {} : { refused: state.refused }),
   };
 }
 
@@ -1013,6 +1022,16 @@ function simple(
       return set(0);
     case 'set':
       for (const option of shellOptions(rest.slice(1))) {
+        if (option.name === 'pipefail' && option.on && state.refusesPipefail) {
+          // An error of a special builtin: the shell ends before any option of this set takes effect.
+          set(2, 'exit');
+          state.refused ??= place;
+          state.done = 'exit';
+          state.endText = rest.join(' ');
+          return [state];
+        }
+      }
+      for (const option of shellOptions(rest.slice(1))) {
         if (option.name === 'errexit') state.errexit = option.on;
         if (option.name === 'pipefail') state.pipefail = option.on;
       }
@@ -1060,11 +1079,12 @@ function simple(
     const scriptNode = nodes[at + shell.at];
     const parsed = text === undefined ? undefined : context.hooks.parse(text, scriptNode === undefined ? place : inside(scriptNode, scope));
     if (parsed !== undefined) {
-      const inherit = { errexit: shell.errexit, pipefail: shell.pipefail };
+      const inherit = { errexit: shell.errexit, pipefail: shell.pipefail, refusesPipefail: shell.refusesPipefail };
       return replaced(
         subshell(parsed.root, state, parsed, context, (child) => {
           child.errexit = inherit.errexit;
           child.pipefail = inherit.pipefail;
+          child.refusesPipefail = inherit.refusesPipefail;
           child.functions = new Map();
           child.tested = 0;
           child.depth = 0;

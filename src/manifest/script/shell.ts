@@ -77,6 +77,8 @@ export interface ScriptFacts {
 export interface ShellOptions {
   readonly errexit: boolean;
   readonly pipefail?: boolean;
+  /** The shell is dash: `set -o pipefail` ends it with 2. */
+  readonly refusesPipefail?: boolean;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -111,7 +113,7 @@ const MAX_READ = 512;
 
 /** What a script does, read with the options its shell was started with and the container's environment. */
 export function readScript(script: string, options: ShellOptions, env: ReadonlyMap<string, string> = new Map()): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}\0${[...env].join('\0')}\0${script}`;
+  const key = `${options.errexit}${options.pipefail ?? false}${options.refusesPipefail ?? false}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
   const facts = readUncached(script, options, env);
@@ -158,7 +160,12 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
     const outcome =
       syntaxError === undefined
-        ? outcomeOf(root, { ...options, pipefail: options.pipefail ?? false, env }, { parse, speaks, collect }, script.length)
+        ? outcomeOf(
+            root,
+            { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
+            { parse, speaks, collect },
+            script.length,
+          )
         : NO_OUTCOME;
     // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
     if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);

@@ -746,6 +746,91 @@ const CASES: readonly Case[] = [
       podMeta: INJECTED,
     }),
   },
+  // sh-pipefail
+  {
+    name: 'set -eo pipefail under sh -ec',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["sh", "-ec", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+    expect: { at: 'command:', level: 'warning' },
+  },
+  {
+    name: 'set -o pipefail under sh -c, without -e',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["/bin/sh", "-c", "set -o pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+    expect: { at: 'command:', level: 'warning' },
+  },
+  {
+    name: 'set -euo pipefail under dash',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["dash", "-c", "set -euo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+    expect: { at: 'command:', level: 'warning' },
+  },
+  {
+    name: 'set -o pipefail -e under sh',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["sh", "-c", "set -o pipefail -e; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+    expect: { at: 'command:', level: 'warning' },
+  },
+  {
+    name: 'set -eo pipefail under sh in a Debian image',
+    rule: 'sh-pipefail',
+    yaml: job(
+      pod('command: ["sh", "-ec", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]').replace(
+        'image: example',
+        'image: docker.io/library/debian:12',
+      ),
+      { podMeta: INJECTED },
+    ),
+    expect: { at: 'command:', level: 'warning' },
+  },
+  ...['alpine:3.20', 'docker.io/library/busybox:1.36', 'python:3.12-alpine', 'curlimages/curl:8.6.0'].map((image) => ({
+    name: `set -eo pipefail under sh in ${image}, whose sh is ash`,
+    rule: 'sh-pipefail' as const,
+    yaml: job(
+      pod('command: ["sh", "-ec", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]').replace(
+        'image: example',
+        `image: ${image}`,
+      ),
+      { podMeta: INJECTED },
+    ),
+  })),
+  {
+    name: 'set -eo pipefail under bash',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["bash", "-c", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+  },
+  {
+    name: 'set -eo pipefail under ash',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["ash", "-c", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+  },
+  {
+    name: 'set +o pipefail under sh',
+    rule: 'sh-pipefail',
+    yaml: job(pod('command: ["sh", "-c", "set +o pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+  },
+  {
+    name: 'set -eo pipefail under busybox sh',
+    rule: 'sh-pipefail',
+    yaml: job(
+      pod('command: ["busybox", "sh", "-c", "set -eo pipefail; ./task.sh; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]'),
+      { podMeta: INJECTED },
+    ),
+  },
   // quit-only-on-signal
   {
     name: 'a quit only in a trap on TERM',
