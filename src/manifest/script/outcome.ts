@@ -250,9 +250,11 @@ function giveUp(state: State, why: string): State {
 
 /** At most MAX_PATHS paths: the others are dropped, and the outcome says it is not whole. */
 function capped(states: State[], context: Context): State[] {
+  // Once a run is past the limit its outcome claims nothing: one path goes on, to read the requests it reaches.
+  if (context.unknown !== undefined) return states.slice(0, 1);
   if (states.length <= MAX_PATHS) return states;
   context.unknown ??= `more than ${MAX_PATHS} ways through the script`;
-  return states.slice(0, MAX_PATHS);
+  return states.slice(0, 1);
 }
 
 const placeOf = (node: SyntaxNode, scope: Scope): Place => {
