@@ -19,6 +19,7 @@ import {
 import { basename, dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import { APP_ASSET, APP_CACHE_ASSET, HTTP_ASSET, HTTP_CACHE_ASSET, MANIFEST_ASSET } from '../src/bundle/assets.ts';
+import { IDENTITY_FILE, writeIdentity } from '../src/bundle/identity.ts';
 import { LIB_DIR as LIB, PROGRAM } from '../src/bundle/self.ts';
 import { runForCache } from './cache-run.ts';
 import { LAUNCHER_HEADER, launcherHeader } from './launcher-header.ts';
@@ -285,7 +286,8 @@ export const LAUNCHER_LDFLAGS = ['-static', '-s', '-Wl,--build-id=none'];
 
 /**
  * The portable bundle: DIR/istio-job-run (static launcher) and DIR/istio-job-run.lib/ (loader, libraries,
- * executable, NOTICES). Every file gets a fixed mode, so the umask of the build does not show in a tarball.
+ * executable, NOTICES, and the IDENTITY of them all). Every file gets a fixed mode, so the umask of the build
+ * does not show in a tarball.
  */
 export async function buildBundle(t: Target, executable: string, scripts: Scripts, outDir: string): Promise<Bundle> {
   rmSync(outDir, { recursive: true, force: true });
@@ -308,9 +310,12 @@ export async function buildBundle(t: Target, executable: string, scripts: Script
     },
     ...debian.map(({ name, component }) => ({ path: `${LIB}/${name}`, madeOf: [component.ref], sources: [] })),
     { path: `${LIB}/${NOTICES}`, madeOf: [], sources: [] },
+    { path: `${LIB}/${IDENTITY_FILE}`, madeOf: [], sources: [] },
   ].sort((a, b) => a.path.localeCompare(b.path));
   const components = uniqueComponents([ours(version), node, ...npm, ...launcher, ...debian.map(({ component }) => component)]);
   writeFileSync(join(lib, NOTICES), renderNotices(files, components, `istio-job-run ${version} for linux-${t.arch}`));
+  // Last: it covers every other file of the folder. --install reads it instead of hashing 120 MB.
+  writeIdentity(lib);
 
   for (const dir of [outDir, lib]) chmodSync(dir, 0o755);
   for (const file of files) {

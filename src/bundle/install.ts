@@ -3,26 +3,25 @@
 //   DIR/istio-job-run.lib    a symlink to DIR/.istio-job-run.<version>.<digest>/: the loader, libraries and executable
 // The store is named by its content, so installs of one bundle share one copy: a repeat install reuses it, and
 // racing installs each build a private copy, rename it to the shared name (one rename wins, the others drop
-// theirs) and link to that; what a killed install left is removed by a later one. Each step a user could observe is one rename(2): the libraries' symlink is swapped
-// first, then the launcher, so DIR holds a working pair at every moment. Once linked, every other store goes;
-// a failed install removes what it wrote and puts the link back. When there is no room for a second copy
-// beside an earlier install of another bundle, the earlier one is removed first, and the log line says so.
+// theirs) and link to that; what a killed install left is removed by a later one. The content's name is the
+// identity the build shipped in the bundle (src/bundle/identity.ts), read rather than computed: a bundle
+// without one, or whose files' names and sizes differ from it, is refused. Each step a user could observe is
+// one rename(2): the libraries' symlink is swapped first, then the launcher, so DIR holds a working pair at
+// every moment. Once linked, every other store goes; a failed install removes what it wrote and puts the link
+// back. When there is no room for a second copy beside an earlier install of another bundle, the earlier one
+// is removed first, and the log line says so.
 // Installs of two different bundles racing into one folder are not this design's case: the last to link wins,
 // and its clean-up may take the other's store.
 
-import { createHash } from 'node:crypto';
 import {
   accessSync,
   chmodSync,
-  closeSync,
   constants,
   copyFileSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readlinkSync,
-  readSync,
   renameSync,
   rmSync,
   statSync,
@@ -32,6 +31,7 @@ import { join } from 'node:path';
 import { errorCode, errorMessage } from '../errors.ts';
 import { EXIT_WRAPPER_FAILED } from '../command/exit-code.ts';
 import type { Logger } from '../log.ts';
+import { IDENTITY_FILE, readIdentity } from './identity.ts';
 import { LIB_DIR, PROGRAM, type Self } from './self.ts';
 
 const STORE_PREFIX = '.istio-job-run.';
@@ -54,8 +54,14 @@ export function install(dir: string, self: Self, version: string, log: Logger): 
   }
 
   const { lib, launcher: source } = self.bundle;
-  const files = readdirSync(lib).sort();
-  const id = `${STORE_PREFIX}${version}.${digest(lib, files)}`;
+  const shipped = readIdentity(lib);
+  if ('problem' in shipped) {
+    log.error(`--install: ${shipped.problem}; install from an unaltered bundle (a release tarball or the image)`);
+    return EXIT_WRAPPER_FAILED;
+  }
+  // The store holds the identity too, so an installed copy can install itself again.
+  const files = [...shipped.files, IDENTITY_FILE].sort();
+  const id = `${STORE_PREFIX}${version}.${shipped.identity}`;
   // Unique enough among racing installs; no lock, so a killed install never blocks the next one.
   const temp = join(dir, `${TEMP_PREFIX}${Math.floor(Math.random() * 2 ** 32).toString(16)}`);
   const store = join(dir, id);
@@ -130,23 +136,6 @@ function makeStore(lib: string, files: readonly string[], temp: string, dir: str
     copy();
     return temp;
   }
-}
-
-/** The bundle's identity: SHA-256 over each library's name, size and bytes; 16 hex digits are plenty. */
-function digest(lib: string, files: readonly string[]): string {
-  const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(1 << 20);
-  for (const name of files) {
-    const path = join(lib, name);
-    hash.update(`${name}\0${statSync(path).size}\0`);
-    const fd = openSync(path, 'r');
-    try {
-      for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return hash.digest('hex').slice(0, 16);
 }
 
 /** A store under its final name is complete: only a finished copy is renamed to it. */

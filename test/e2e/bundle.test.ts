@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { IDENTITY_FILE, writeIdentity } from '../../src/bundle/identity.ts';
 import { whyChrootsFail, inChroot, makeRoot } from '../support/chroot.ts';
 import { pidOne, root, run, start, PLAIN_EXECUTABLE } from '../support/process.ts';
 import { Sidecar } from '../support/sidecar.ts';
@@ -32,15 +33,18 @@ const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-bundle-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 let counter = 0;
-/** A copy of the bundle whose content differs (one more line in NOTICES): another bundle to install. */
-let other: string | undefined;
-function otherBundle(): string {
-  if (other !== undefined) return other;
-  other = join(scratch, 'other-bundle');
-  cpSync(BUNDLE, other, { recursive: true });
-  appendFileSync(join(other, 'istio-job-run.lib', 'NOTICES'), '\n');
-  return other;
+/** A copy of the bundle, NOTICES one line longer; with its identity made again unless `keepIdentity`. */
+function alteredBundle(name: string, keepIdentity = false): string {
+  const dir = join(scratch, name);
+  cpSync(BUNDLE, dir, { recursive: true });
+  appendFileSync(join(dir, 'istio-job-run.lib', 'NOTICES'), '\n');
+  if (!keepIdentity) writeIdentity(join(dir, 'istio-job-run.lib'));
+  return dir;
 }
+
+/** A copy of the bundle whose content differs, with its own identity: another bundle to install. */
+let other: string | undefined;
+const otherBundle = (): string => (other ??= alteredBundle('other-bundle'));
 
 const freshDir = (): string => {
   const dir = join(scratch, `target-${++counter}`);
@@ -218,6 +222,27 @@ describe('--install', () => {
     const result = await install('');
     assert.equal(result.code, 125);
     assert.match(result.stderr, /--install: needs a directory/);
+  });
+
+  test('the identity is read from the bundle, not computed: a bundle altered after its build is refused', async () => {
+    const altered = alteredBundle(`altered-${++counter}`, true);
+    const dir = freshDir();
+    const result = await install(dir, join(altered, 'istio-job-run'));
+    assert.equal(result.code, 125, result.stderr);
+    assert.match(result.stderr, /--install: .*NOTICES is \d+ bytes; the bundle's IDENTITY says \d+/);
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.deepEqual(readdirSync(dir), []);
+  });
+
+  test('a bundle without its identity is refused', async () => {
+    const bare = join(scratch, `bare-${++counter}`);
+    cpSync(BUNDLE, bare, { recursive: true });
+    rmSync(join(bare, 'istio-job-run.lib', IDENTITY_FILE));
+    const dir = freshDir();
+    const result = await install(dir, join(bare, 'istio-job-run'));
+    assert.equal(result.code, 125, result.stderr);
+    assert.match(result.stderr, /--install: .*IDENTITY cannot be read \(ENOENT\): the bundle is incomplete/);
+    assert.deepEqual(readdirSync(dir), []);
   });
 
   test('the plain executable, which uses the system libc, refuses to install itself', async () => {
