@@ -23,6 +23,7 @@ import {
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { columnOf, entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/outcome.ts';
+import { basename } from '../script/commands.ts';
 import { workloads } from '../yaml/workloads.ts';
 
 export type Level = 'error' | 'warning' | 'info';
@@ -656,7 +657,6 @@ export function check(
 
 /** Programs that are no job: a wrapper that runs one of these wraps nothing. */
 const TRIVIAL = new Set(['echo', 'printf', 'true', ':', 'sleep', 'exit', 'date']);
-const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
 /** Whether a string names a quit path of any kind (/quitquitquit, /shutdown, ...). */
 function quitPathIn(value: string): boolean {

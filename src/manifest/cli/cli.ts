@@ -13,7 +13,7 @@ import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/p
 import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
 import { type CheckOutput, type Env, OUTPUT_FLAGS, parseFlags, parsePlugin, type Request } from './flags.ts';
 import { fails, LEVELS, type Located, textLine, toJson, toSarif } from './report.ts';
-import { EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
+import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
 import { IGNORE_ANNOTATION, IGNORE_COMMENT, noneSuppressed, suppressedLine, unsuppressed } from './suppress.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
@@ -48,7 +48,7 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/;
 
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
-  const plugin = invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME;
+  const plugin = asPlugin(invokedAs);
   const request = plugin ? parsePlugin(argv, io.env ?? {}) : parseFlags(argv, io.env ?? {});
   if (request.kind === 'help') return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
   if (request.kind === 'error') {

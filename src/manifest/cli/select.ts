@@ -29,7 +29,7 @@ const isFlag = (arg: string, flags: readonly string[]): boolean => flags.some((f
  * wrapper refuses --check and --inject as unknown options, so no wrapper invocation changes meaning.
  */
 export function isManifestInvocation(argv: readonly string[], invokedAs: string): boolean {
-  if (invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME) return true;
+  if (asPlugin(invokedAs)) return true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (isFlag(arg, MODE_FLAGS)) return true;
@@ -40,8 +40,10 @@ export function isManifestInvocation(argv: readonly string[], invokedAs: string)
 }
 
 /** The name a tool's error lines start with: the kubectl plugin's when run as it, else the program's. */
-export const toolName = (invokedAs: string): string =>
-  invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME ? PLUGIN_NAME : PROGRAM;
+export const toolName = (invokedAs: string): string => (asPlugin(invokedAs) ? PLUGIN_NAME : PROGRAM);
+
+/** Whether the executable was started by the kubectl plugin's name (a path's last part). */
+export const asPlugin = (invokedAs: string): boolean => invokedAs.slice(invokedAs.lastIndexOf('/') + 1) === PLUGIN_NAME;
 
 /**
  * The name the executable was started by. Through the portable bundle, Node's argv0 is the launcher's resolved

@@ -5,6 +5,7 @@
 // later, from the pod's sidecars and the kinds table.
 
 import { ISTIO, kindNamed } from '../../config/kinds.ts';
+import { basename } from './commands.ts';
 
 /** A place in a script: its row and column, from 0. */
 export interface Place {
@@ -45,8 +46,6 @@ const CURL_LONG_VALUED =
 /** wget's options that take a separate value. */
 const WGET_VALUED =
   /^(-[OoaeTtwUQiPdcBbLlDHYy]|--(output-document|output-file|header|user-agent|timeout|tries|wait|user|password|proxy-user|proxy-password|directory-prefix|load-cookies|save-cookies|ca-certificate|certificate|private-key|referer|limit-rate|quota|append-output|execute|input-file))$/;
-
-const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
 interface Url {
   readonly host: string;
