@@ -103,7 +103,7 @@ export function toSarif(findings: readonly Located[], version: string): string {
     return {
       id,
       shortDescription: { text: finds },
-      fullDescription: { text: `${finds}. A ${level}: ${LEVELS[level]}.` },
+      fullDescription: { text: `${finds}. Level ${level}: ${LEVELS[level]}.` },
       help: { text: `${finds}. See ${link} in ${PROGRAM}'s source.`, markdown: `${finds}. See [${id}](${link}).` },
       defaultConfiguration: { level: SARIF_LEVEL[level] },
     };
