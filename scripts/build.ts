@@ -152,6 +152,16 @@ export async function bundleJs(dir: string): Promise<Scripts> {
 }
 
 /** One CommonJS bundle; the files it read. Paths are relative to the repository, so no clone's path gets in. */
+/**
+ * import.meta in a CommonJS bundle, which has none: yargs-parser's ESM build calls createRequire(import.meta.url),
+ * so it is the bundle's own path; a silent empty one would kill the program at start.
+ */
+export const COMMONJS_IMPORT_META = {
+  logOverride: { 'empty-import-meta': 'error' },
+  define: { 'import.meta.url': '__istioJobRunUrl' },
+  banner: { js: 'var __istioJobRunUrl = require("node:url").pathToFileURL(__filename).href;' },
+} as const satisfies Pick<esbuild.BuildOptions, 'logOverride' | 'define' | 'banner'>;
+
 async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.Plugin[]): Promise<string[]> {
   const result = await esbuild.build({
     absWorkingDir: root,
@@ -167,14 +177,8 @@ async function esbuildCommonJs(entry: string, outfile: string, plugins: esbuild.
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',
-    // A CommonJS bundle has no import.meta: a silent empty one kills the executable at start.
-    logOverride: { 'empty-import-meta': 'error' },
-    define: {
-      ISTIO_JOB_RUN_VERSION: JSON.stringify(version),
-      'import.meta.url': '__istioJobRunUrl',
-    },
-    // yargs-parser's ESM build calls createRequire(import.meta.url); in the executable that is its own path.
-    banner: { js: 'var __istioJobRunUrl = require("node:url").pathToFileURL(__filename).href;' },
+    ...COMMONJS_IMPORT_META,
+    define: { ISTIO_JOB_RUN_VERSION: JSON.stringify(version), ...COMMONJS_IMPORT_META.define },
   });
   // esbuild escapes what is not ASCII everywhere but in regular expressions; one such character makes V8 hold
   // the whole script as two-byte text, slower to decode and to compile at every start.

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { PLUGIN_NAME } from '../src/manifest/cli/select.ts';
 import { PROGRAM } from '../src/bundle/self.ts';
-import { dist, shellGrammarInline, version } from './build.ts';
+import { COMMONJS_IMPORT_META, dist, shellGrammarInline, version } from './build.ts';
 import { NOTICES, renderNotices } from './notices.ts';
 import { root } from './root.ts';
 import { npmComponent, npmPackageDirs, OURS_REF, ours, uniqueComponents } from './provenance.ts';
@@ -40,7 +40,8 @@ export async function writeNpmPackage(outDir: string): Promise<string> {
     metafile: true,
     plugins: [shellGrammarInline],
     loader: { '.wasm': 'binary' },
-    define: { ISTIO_JOB_RUN_VERSION: JSON.stringify(version) },
+    ...COMMONJS_IMPORT_META,
+    define: { ISTIO_JOB_RUN_VERSION: JSON.stringify(version), ...COMMONJS_IMPORT_META.define },
   });
   const inputs = Object.keys(result.metafile.inputs);
   const npm = npmPackageDirs(inputs).map(npmComponent);
