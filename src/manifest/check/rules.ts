@@ -663,7 +663,7 @@ function quitPathIn(value: string): boolean {
   return /quitquitquit|\/shutdown\b|graceful_shutdown|agent\/v1\/quit/.test(value);
 }
 
-const quitPath = (node: unknown): boolean => [...scalars(node)].some(({ value }) => quitPathIn(value));
+const quitPath = (node: unknown): boolean => scalars(node).some(({ value }) => quitPathIn(value));
 
 /** The file's line of a place in a container's script. */
 function scriptLine(container: ContainerFacts, row: number, column: number): number {

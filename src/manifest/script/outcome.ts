@@ -7,9 +7,9 @@
 // cannot be known (a sourced file, eval of what is not known, a loop with no end in sight) marks the path
 // unknown, and nothing is claimed from it.
 
-import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { BOOKKEEPING, basename, FILTERS, innerCommand, shellOptions, shellScript } from './commands.ts';
 import type { Place } from './requests.ts';
+import type { Syntax as SyntaxNode } from './syntax.ts';
 
 type World = 'success' | 'failure';
 
@@ -101,8 +101,8 @@ interface Trap {
 
 interface State {
   world: World;
-  vars: Map<string, string | undefined>;
-  loopVariables: Map<string, string>;
+  vars: ReadonlyMap<string, string | undefined>;
+  loopVariables: ReadonlyMap<string, string>;
   status: number | undefined;
   statusAt: Place | undefined;
   statusBy: Path['statusBy'];
@@ -110,8 +110,8 @@ interface State {
   pipefail: boolean;
   refusesPipefail: boolean;
   refused: Place | undefined;
-  traps: Map<string, Trap>;
-  functions: Map<string, Fn>;
+  traps: ReadonlyMap<string, Trap>;
+  functions: ReadonlyMap<string, Fn>;
   events: Cons<Event> | undefined;
   /** Events of commands in the background not yet waited for. */
   pending: Cons<Event> | undefined;
@@ -128,8 +128,8 @@ interface State {
   depth: number;
   loops: number;
   /** The output of each command substitution already run, by its node's key. */
-  outputs: Map<string, string | undefined>;
-  pipe: number[];
+  outputs: ReadonlyMap<string, string | undefined>;
+  pipe: readonly number[];
 }
 
 /** How many paths each run follows, and how many statements it reads in all, before it gives up. */
@@ -207,15 +207,21 @@ function initial(world: World, start: Start): State {
   };
 }
 
-const clone = (state: State): State => ({
-  ...state,
-  vars: new Map(state.vars),
-  loopVariables: new Map(state.loopVariables),
-  traps: new Map(state.traps),
-  functions: new Map(state.functions),
-  outputs: new Map(state.outputs),
-  pipe: [...state.pipe],
-});
+/** A copy of a state; its maps and lists are shared, never changed: a write puts a new one in its place. */
+const clone = (state: State): State => ({ ...state });
+
+function put<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> {
+  const next = new Map(map);
+  next.set(key, value);
+  return next;
+}
+
+function without<K, V>(map: ReadonlyMap<K, V>, key: K): ReadonlyMap<K, V> {
+  if (!map.has(key)) return map;
+  const next = new Map(map);
+  next.delete(key);
+  return next;
+}
 
 function toArray<T>(list: Cons<T> | undefined): T[] {
   const items: T[] = [];
@@ -248,13 +254,14 @@ function giveUp(state: State, why: string): State {
   return state;
 }
 
-/** At most MAX_PATHS paths: the others are dropped, and the outcome says it is not whole. */
+/**
+ * At most MAX_PATHS paths. Past the limit the run claims nothing, and stops: what the script says to sidecars is
+ * then read from its text (shell.ts), each command as one that runs sometimes.
+ */
 function capped(states: State[], context: Context): State[] {
-  // Once a run is past the limit its outcome claims nothing: one path goes on, to read the requests it reaches.
-  if (context.unknown !== undefined) return states.slice(0, 1);
   if (states.length <= MAX_PATHS) return states;
   context.unknown ??= `more than ${MAX_PATHS} ways through the script`;
-  return states.slice(0, 1);
+  return [giveUp(states[0] as State, context.unknown)];
 }
 
 const placeOf = (node: SyntaxNode, scope: Scope): Place => {
@@ -286,10 +293,8 @@ function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Cont
 }
 
 function run(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  if (++context.steps > context.maxSteps) {
-    context.unknown ??= 'a script longer than the model follows';
-    return [giveUp(state, 'a script longer than the model follows')];
-  }
+  if (++context.steps > context.maxSteps) context.unknown ??= 'a script longer than the model follows';
+  if (context.unknown !== undefined) return [giveUp(state, context.unknown)];
   if (context.nesting > MAX_NESTING) return [giveUp(state, 'statements nested too deeply to follow')];
   context.nesting++;
   try {
@@ -345,7 +350,7 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
     case 'function_definition': {
       const name = node.childForFieldName('name')?.text;
       const body = node.childForFieldName('body');
-      if (name !== undefined && body !== null) state.functions.set(name, { body, scope });
+      if (name !== undefined && body !== null) state.functions = put(state.functions, name, { body, scope });
       state.status = 0;
       return [state];
     }
@@ -508,7 +513,7 @@ function runTrap(trap: Trap, name: string, state: State, context: Context): Stat
   const statusAt = state.statusAt;
   const statusBy = state.statusBy;
   state.trap = name;
-  if (name === 'EXIT') state.traps.delete('EXIT');
+  if (name === 'EXIT') state.traps = without(state.traps, 'EXIT');
   const tested = state.tested;
   state.tested = 0;
   return sequence(scope.root, [state], scope, context).map((after) => {
@@ -723,7 +728,7 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
         states = capped(
           states.flatMap((current) => {
             if (!live(current)) return [current];
-            if (variable !== undefined) current.vars.set(variable, item);
+            if (variable !== undefined) current.vars = put(current.vars, variable, item);
             return body === null ? [current] : run(body, current, scope, context);
           }),
           context,
@@ -737,8 +742,9 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
       // Words not known: the loop runs no time or once, with the variable not known.
       const none = clone(ready);
       none.status = 0;
-      if (variable !== undefined && urls !== undefined) ready.loopVariables.set(variable, urls.text.replace(/^\W*|\W*$/g, ''));
-      if (variable !== undefined) ready.vars.set(variable, undefined);
+      if (variable !== undefined && urls !== undefined)
+        ready.loopVariables = put(ready.loopVariables, variable, urls.text.replace(/^\W*|\W*$/g, ''));
+      if (variable !== undefined) ready.vars = put(ready.vars, variable, undefined);
       const once = (body === null ? [ready] : run(body, ready, scope, context)).map(endIteration).map((current) => {
         if (current.done === 'break') current.done = undefined;
         return current;
@@ -775,7 +781,7 @@ function substitutions(node: SyntaxNode, state: State, scope: Scope, context: Co
         if (!live(current)) return [current];
         const output = echoed(substitution, current);
         return subshell(substitution, current, scope, context, (child) => sequence(substitution, [child], scope, context)).map((after) => {
-          after.outputs.set(String(substitution.id), output);
+          after.outputs = put(after.outputs, String(substitution.id), output);
           return after;
         });
       }),
@@ -811,10 +817,10 @@ function assign(node: SyntaxNode, state: State, scope: Scope): void {
     const name = pair?.childForFieldName('name')?.text;
     const value = pair?.childForFieldName('value');
     if (name === undefined) continue;
-    state.vars.set(name, value === null || value === undefined ? '' : expand(value, state));
-    state.loopVariables.delete(name);
+    state.vars = put(state.vars, name, value === null || value === undefined ? '' : expand(value, state));
+    state.loopVariables = without(state.loopVariables, name);
   }
-  if (node.type === 'unset_command') for (const name of node.namedChildren) if (name !== null) state.vars.set(name.text, '');
+  if (node.type === 'unset_command') for (const name of node.namedChildren) state.vars = put(state.vars, name.text, '');
 }
 
 /** A word as the shell expands it; undefined when any part of it is not known. */
@@ -822,7 +828,7 @@ function expand(node: SyntaxNode, state: State): string | undefined {
   switch (node.type) {
     case 'word':
     case 'extglob_pattern':
-      return node.text.replace(/\\(.)/gs, '$1');
+      return node.text.includes('\\') ? node.text.replace(/\\(.)/gs, '$1') : node.text;
     case 'number':
     case 'test_operator':
       return node.text;
@@ -953,21 +959,22 @@ function testWords(words: readonly (string | undefined)[]): boolean | undefined 
 }
 
 function command(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  return substitutions(node, state, scope, context).flatMap((ready) => {
-    const name = node.childForFieldName('name');
+  const name = node.childForFieldName('name');
+  const go = (ready: State): State[] => {
     if (name === null) {
       // Assignments only.
       assign(node, ready, scope);
       if (!hasSubstitution(node)) ready.status = 0;
       return failed(ready, scope, context);
     }
-    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is SyntaxNode => arg !== null)];
+    const nodes = [name, ...node.childrenForFieldName('argument')];
     const words = nodes.map((word) => expand(word, ready));
     const literal = nodes.map((word, index) => words[index] ?? word.text);
     return simple(literal, words, nodes, ready, scope, context, placeOf(name, scope), keyOf(name, scope)).flatMap((after) =>
       failed(after, scope, context),
     );
-  });
+  };
+  return hasSubstitution(node) ? substitutions(node, state, scope, context).flatMap(go) : go(state);
 }
 
 const WORK_STATUS = 1;
@@ -989,6 +996,8 @@ function simple(
   const rest = literal.slice(at);
   const known = words.slice(at);
   const program = basename(rest[0] ?? '');
+  // The command as the script writes it (`exit $rc`, not the value it had), for the messages.
+  const written = rest.map((word, index) => nodes[at + index]?.text ?? word).join(' ');
   const set = (status: number | undefined, by: Path['statusBy'] = 'command'): State[] => {
     state.status = status;
     state.statusAt = place;
@@ -1001,7 +1010,7 @@ function simple(
     for (const after of states) {
       if (!live(after)) continue;
       after.done = 'exec';
-      after.endText = `exec ${rest.join(' ')}`;
+      after.endText = `exec ${written}`;
     }
     return states;
   };
@@ -1014,7 +1023,7 @@ function simple(
       if (program === 'return' && state.depth > 0) state.done = 'return';
       else {
         state.done = 'exit';
-        state.endText = rest.join(' ');
+        state.endText = written;
       }
       return [state];
     }
@@ -1029,7 +1038,7 @@ function simple(
           set(2, 'exit');
           state.refused ??= place;
           state.done = 'exit';
-          state.endText = rest.join(' ');
+          state.endText = written;
           return [state];
         }
       }
@@ -1153,8 +1162,7 @@ function trap(
   for (const raw of signals) {
     const signal = raw.toUpperCase().replace(/^SIG/, '');
     const name = signal === '0' ? 'EXIT' : signal;
-    if (action === '' || action === '-') state.traps.delete(name);
-    else state.traps.set(name, { text, place: at });
+    state.traps = action === '' || action === '-' ? without(state.traps, name) : put(state.traps, name, { text, place: at });
   }
 }
 

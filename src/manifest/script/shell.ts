@@ -4,12 +4,13 @@
 // every wrapper it runs, when each runs (after the job succeeded, after it failed, in which trap), and the
 // outcome itself, for the job succeeding and for it failing.
 
-import { type Node as SyntaxNode, Language, Parser, type Tree } from 'web-tree-sitter';
+import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { inside, type Outcome, outcomeOf, type Scope } from './outcome.ts';
 import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
+import { plainTree, type Syntax } from './syntax.ts';
 
 export { WRAPPERS };
 
@@ -82,7 +83,7 @@ export interface ShellOptions {
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
-function wordValue(node: SyntaxNode): string {
+function wordValue(node: Syntax): string {
   switch (node.type) {
     case 'raw_string':
       return node.text.slice(1, -1);
@@ -125,63 +126,53 @@ export function readScript(script: string, options: ShellOptions, env: ReadonlyM
 function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string>): ScriptFacts {
   if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
   const shellParser = parser;
-  const trees: Tree[] = [];
   const scopes = new Map<string, Scope | undefined>();
   const parse = (text: string, offset: Place): Scope | undefined => {
     const key = `${offset.row}:${offset.column}:${text}`;
     if (scopes.has(key)) return scopes.get(key);
-    let scope: Scope | undefined;
     const tree = scopes.size < 10_000 ? parseScript(shellParser, text) : null;
-    if (tree !== null) {
-      trees.push(tree);
-      if (findSyntaxError(tree.rootNode) === undefined) scope = { root: tree.rootNode, offset, id: trees.length };
-    }
+    const scope = tree === null || findSyntaxError(tree) !== undefined ? undefined : { root: tree, offset, id: scopes.size + 1 };
     scopes.set(key, scope);
     return scope;
   };
   const tree = parseScript(shellParser, script);
   if (tree === null) return { requests: [], wrappers: [], works: false, syntaxError: { place: ORIGIN, near: '' }, outcome: NO_OUTCOME };
-  trees.push(tree);
-  try {
-    const root: Scope = { root: tree.rootNode, offset: ORIGIN, id: 0 };
-    const syntaxError = findSyntaxError(tree.rootNode);
-    const said = new Map<string, Said>();
-    const byId: Said[] = [];
-    const speaks = (words: readonly string[], at: { key: string; place: Place }, loopVariables: ReadonlyMap<string, string>) => {
-      const known = said.get(at.key);
-      if (known !== undefined) return known.speaks;
-      const found = recognise(words, at.place, loopVariables, byId.length);
-      if (found !== undefined) {
-        said.set(at.key, found);
-        byId.push(found);
-      }
-      return found?.speaks;
-    };
-    const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
-    const outcome =
-      syntaxError === undefined
-        ? outcomeOf(
-            root,
-            { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
-            { parse, speaks, collect },
-            script.length,
-          )
-        : NO_OUTCOME;
-    // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
-    if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
-    const runs = runsOf(outcome, byId.length);
-    const requests: (Request & { readonly id: number; readonly runs: Runs })[] = [];
-    const wrappers: Wrapper[] = [];
-    for (const found of byId) {
-      const run = runs[found.speaks.said] ?? SOMETIMES;
-      if (found.request !== undefined) requests.push({ ...found.request, id: found.speaks.said, runs: run });
-      if (found.wrapper !== undefined) wrappers.push({ ...found.wrapper, id: found.speaks.said, runs: run });
+  const root: Scope = { root: tree, offset: ORIGIN, id: 0 };
+  const syntaxError = findSyntaxError(tree);
+  const said = new Map<string, Said>();
+  const byId: Said[] = [];
+  const speaks = (words: readonly string[], at: { key: string; place: Place }, loopVariables: ReadonlyMap<string, string>) => {
+    const known = said.get(at.key);
+    if (known !== undefined) return known.speaks;
+    const found = recognise(words, at.place, loopVariables, byId.length);
+    if (found !== undefined) {
+      said.set(at.key, found);
+      byId.push(found);
     }
-    const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
-    return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, outcome };
-  } finally {
-    for (const parsed of trees) parsed.delete();
+    return found?.speaks;
+  };
+  const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
+  const outcome =
+    syntaxError === undefined
+      ? outcomeOf(
+          root,
+          { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
+          { parse, speaks, collect },
+          script.length,
+        )
+      : NO_OUTCOME;
+  // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
+  if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
+  const runs = runsOf(outcome, byId.length);
+  const requests: (Request & { readonly id: number; readonly runs: Runs })[] = [];
+  const wrappers: Wrapper[] = [];
+  for (const found of byId) {
+    const run = runs[found.speaks.said] ?? SOMETIMES;
+    if (found.request !== undefined) requests.push({ ...found.request, id: found.speaks.said, runs: run });
+    if (found.wrapper !== undefined) wrappers.push({ ...found.wrapper, id: found.speaks.said, runs: run });
   }
+  const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
+  return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, outcome };
 }
 
 const ORIGIN: Place = { row: 0, column: 0 };
@@ -194,22 +185,26 @@ const NO_OUTCOME: Outcome = {
 const SOMETIMES: Runs = { onSuccess: true, onFailure: true, conditional: true, afterWork: false, repeated: false, effective: true };
 
 /** A script parsed; a heredoc left open runs to the end of the script, as bash and dash run it. */
-function parseScript(shellParser: Parser, script: string): Tree | null {
+function parseScript(shellParser: Parser, script: string): Syntax | null {
   // A line continuation at the very end joins nothing: the shell takes it as the end.
   const text = script.replace(/\\(\r?\n)?\s*$/, '');
-  const tree = shellParser.parse(text);
-  if (tree === null || !tree.rootNode.hasError) return tree;
-  const open = tree.rootNode.descendantsOfType('heredoc_start').at(-1);
+  const root = plain(shellParser, text);
+  if (root === null || !root.hasError) return root;
+  const open = root.descendantsOfType('heredoc_start').at(-1);
   const delimiter = open?.text.replace(/['"\\]/g, '');
-  if (
-    open === undefined ||
-    open === null ||
-    delimiter === undefined ||
-    new RegExp(`^\\t*${delimiter}$`, 'm').test(text.slice(open.endIndex))
-  )
-    return tree;
-  tree.delete();
-  return shellParser.parse(`${text}\n${delimiter}\n`);
+  if (open === undefined || delimiter === undefined || new RegExp(`^\\t*${delimiter}$`, 'm').test(text.slice(open.endIndex))) return root;
+  return plain(shellParser, `${text}\n${delimiter}\n`);
+}
+
+/** TEXT parsed, as plain nodes (the parser's tree freed). */
+function plain(shellParser: Parser, text: string): Syntax | null {
+  const tree = shellParser.parse(text);
+  if (tree === null) return null;
+  try {
+    return plainTree(tree, text);
+  } finally {
+    tree.delete();
+  }
 }
 
 interface Said {
@@ -249,9 +244,9 @@ function collectStatic(
   depth = 0,
 ): number[] {
   const found: number[] = [];
-  const stack: SyntaxNode[] = [scope.root];
+  const stack: Syntax[] = [scope.root];
   while (stack.length > 0) {
-    const node = stack.pop() as SyntaxNode;
+    const node = stack.pop() as Syntax;
     for (let i = node.namedChildCount - 1; i >= 0; i--) {
       const child = node.namedChild(i);
       if (child !== null) stack.push(child);
@@ -259,7 +254,7 @@ function collectStatic(
     if (node.type !== 'command') continue;
     const name = node.childForFieldName('name');
     if (name === null) continue;
-    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is SyntaxNode => arg !== null)];
+    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is Syntax => arg !== null)];
     const inner = innerCommand(nodes, wordValue);
     const words = inner.words.map(wordValue);
     const shell = shellScript(words);
@@ -338,10 +333,10 @@ function runsOf(outcome: Outcome, count: number): Runs[] {
 }
 
 /** The first place the shell would reject: what the parser could not read, or a reserved word used as a command. */
-function findSyntaxError(root: SyntaxNode): ScriptFacts['syntaxError'] {
-  const stack: SyntaxNode[] = [root];
+function findSyntaxError(root: Syntax): ScriptFacts['syntaxError'] {
+  const stack: Syntax[] = [root];
   while (stack.length > 0) {
-    const node = stack.pop() as SyntaxNode;
+    const node = stack.pop() as Syntax;
     if (node.type === 'ERROR' || node.isMissing) {
       return { place: node.startPosition, near: node.text.split('\n')[0]?.slice(0, 40) ?? '' };
     }

@@ -166,19 +166,27 @@ export function entries(node: unknown, depth = 0): [string, Node | null, Pair<No
   return [...found.values()];
 }
 
-/** Every string scalar under a node, map keys included, with its node (aliases not followed: each place once). */
-export function* scalars(node: unknown, depth = 0): Generator<{ readonly value: string; readonly node: Node }> {
-  if (depth > 200) return;
-  if (isScalar(node)) {
-    if (typeof node.value === 'string') yield { value: node.value, node };
-  } else if (isMap(node)) {
-    for (const pair of (node as YAMLMap<Node, Node | null>).items) {
-      yield* scalars(pair.key, depth + 1);
-      yield* scalars(pair.value, depth + 1);
+/** Every string scalar under a node, map keys included, with its node, in the order written (aliases not followed: each place once). */
+export function scalars(node: unknown): { readonly value: string; readonly node: Node }[] {
+  const found: { value: string; node: Node }[] = [];
+  const stack: { node: unknown; depth: number }[] = [{ node, depth: 0 }];
+  while (stack.length > 0) {
+    const { node: at, depth } = stack.pop() as { node: unknown; depth: number };
+    if (depth > 200) continue;
+    if (isScalar(at)) {
+      if (typeof at.value === 'string') found.push({ value: at.value, node: at });
+    } else if (isMap(at)) {
+      const pairs = (at as YAMLMap<Node, Node | null>).items;
+      for (let i = pairs.length - 1; i >= 0; i--) {
+        const pair = pairs[i] as Pair<Node, Node | null>;
+        stack.push({ node: pair.value, depth: depth + 1 }, { node: pair.key, depth: depth + 1 });
+      }
+    } else if (isSeq(at)) {
+      const seq = (at as YAMLSeq<Node>).items;
+      for (let i = seq.length - 1; i >= 0; i--) stack.push({ node: seq[i], depth: depth + 1 });
     }
-  } else if (isSeq(node)) {
-    for (const item of (node as YAMLSeq<Node>).items) yield* scalars(item, depth + 1);
   }
+  return found;
 }
 
 /** One line of a scalar's value, made of pieces of the file's lines (several where YAML folded them into one). */

@@ -1,0 +1,184 @@
+// A parsed script as plain objects. The parser's own nodes live in WebAssembly memory, and every property read
+// of one crosses into it and builds a new object; the outcome model reads the same nodes many times (once per
+// path), so the tree is copied out once, in one walk of a cursor, and the parser's tree freed at once.
+
+import type { Tree } from 'web-tree-sitter';
+
+export interface Point {
+  readonly row: number;
+  readonly column: number;
+}
+
+let nextId = 1;
+
+const NONE: readonly Syntax[] = Object.freeze([]);
+
+/** The text a tree was parsed from, and where each of its lines starts. */
+class Text {
+  readonly source: string;
+  readonly #lineStarts: number[] = [0];
+
+  constructor(source: string) {
+    this.source = source;
+    for (let at = source.indexOf('\n'); at >= 0; at = source.indexOf('\n', at + 1)) this.#lineStarts.push(at + 1);
+  }
+
+  /** The row and column of INDEX (both counted as the parser counts them, in UTF-16 units). */
+  point(index: number): Point {
+    let low = 0;
+    let high = this.#lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((this.#lineStarts[middle] as number) <= index) low = middle;
+      else high = middle - 1;
+    }
+    return { row: low, column: index - (this.#lineStarts[low] as number) };
+  }
+}
+
+/** A node of the tree, with the part of web-tree-sitter's Node interface that the readers of scripts use. */
+export class Syntax {
+  /** Unique among the nodes of every tree made in this process. */
+  readonly id = nextId++;
+  /** Its children, and its named ones: a leaf's are the one empty list, shared. */
+  children: readonly Syntax[] = NONE;
+  namedChildren: readonly Syntax[] = NONE;
+  nextSibling: Syntax | null = null;
+  /** The field of its parent it is, if any. */
+  field: string | null = null;
+  /** It, or a node under it, is an error or a missing token. */
+  hasError: boolean;
+  readonly #source: Text;
+  #text: string | undefined;
+  #startPosition: Point | undefined;
+  #descendants: Map<string, Syntax[]> | undefined;
+  readonly type: string;
+  readonly isNamed: boolean;
+  readonly isMissing: boolean;
+  readonly startIndex: number;
+  readonly endIndex: number;
+
+  constructor(type: string, isNamed: boolean, isMissing: boolean, start: number, end: number, source: Text) {
+    this.type = type;
+    this.isNamed = isNamed;
+    this.isMissing = isMissing;
+    this.startIndex = start;
+    this.endIndex = end;
+    this.#source = source;
+    this.hasError = type === 'ERROR' || isMissing;
+  }
+
+  get text(): string {
+    this.#text ??= this.#source.source.slice(this.startIndex, this.endIndex);
+    return this.#text;
+  }
+
+  get startPosition(): Point {
+    this.#startPosition ??= this.#source.point(this.startIndex);
+    return this.#startPosition;
+  }
+  get childCount(): number {
+    return this.children.length;
+  }
+
+  get namedChildCount(): number {
+    return this.namedChildren.length;
+  }
+
+  child(index: number): Syntax | null {
+    return this.children[index] ?? null;
+  }
+
+  namedChild(index: number): Syntax | null {
+    return this.namedChildren[index] ?? null;
+  }
+
+  fieldNameForChild(index: number): string | null {
+    return this.children[index]?.field ?? null;
+  }
+
+  childForFieldName(name: string): Syntax | null {
+    return this.children.find((child) => child.field === name) ?? null;
+  }
+
+  childrenForFieldName(name: string): Syntax[] {
+    return this.children.filter((child) => child.field === name);
+  }
+
+  /** The nodes of TYPE under this one (itself included), in the order of the text; kept once asked for. */
+  descendantsOfType(type: string): Syntax[] {
+    this.#descendants ??= new Map();
+    let found = this.#descendants.get(type);
+    if (found !== undefined) return found;
+    found = [];
+    const stack: Syntax[] = [this];
+    while (stack.length > 0) {
+      const node = stack.pop() as Syntax;
+      if (node.type === type) found.push(node);
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as Syntax);
+    }
+    this.#descendants.set(type, found);
+    return found;
+  }
+
+  /** Adds CHILD as the last child, under FIELD. */
+  append(child: Syntax, field: string | null): void {
+    child.field = field;
+    if (this.children === NONE) this.children = [child];
+    else {
+      (this.children.at(-1) as Syntax).nextSibling = child;
+      (this.children as Syntax[]).push(child);
+    }
+    if (!child.isNamed) return;
+    if (this.namedChildren === NONE) this.namedChildren = [child];
+    else (this.namedChildren as Syntax[]).push(child);
+  }
+}
+
+/** TREE, parsed from TEXT, as plain nodes; the tree itself is left to the caller to delete. */
+export function plainTree(tree: Tree, text: string): Syntax {
+  const source = new Text(text);
+  // What a kind of node is named, and whether it is named, asked of the parser once per kind.
+  const { types, fields } = tree.language;
+  const named: boolean[] = [];
+  // Only a tree with an error has missing tokens.
+  const missing = tree.rootNode.hasError;
+  const cursor = tree.walk();
+  const here = (): Syntax => {
+    const id = cursor.nodeTypeId;
+    named[id] ??= cursor.nodeIsNamed;
+    return new Syntax(
+      types[id] || 'ERROR',
+      named[id] as boolean,
+      missing && cursor.nodeIsMissing,
+      cursor.startIndex,
+      cursor.endIndex,
+      source,
+    );
+  };
+  try {
+    const root = here();
+    // The nodes whose children are being read, the innermost last; a node's errors reach its parent when it is done.
+    const open: Syntax[] = [root];
+    if (!cursor.gotoFirstChild()) return root;
+    for (;;) {
+      const parent = open.at(-1) as Syntax;
+      const node = here();
+      parent.append(node, fields[cursor.currentFieldId] ?? null);
+      if (cursor.gotoFirstChild()) {
+        open.push(node);
+        continue;
+      }
+      if (node.hasError) parent.hasError = true;
+      while (!cursor.gotoNextSibling()) {
+        cursor.gotoParent();
+        const done = open.pop() as Syntax;
+        const above = open.at(-1);
+        if (above === undefined) return root;
+        if (done.hasError) above.hasError = true;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}

@@ -1,0 +1,99 @@
+// The plain copy of a parsed script against the parser's own tree: every node, in the same order, with the same
+// type, field, text, positions and error marks, over the proof's generated scripts and scripts the parser rejects.
+
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { Language, type Node, Parser } from 'web-tree-sitter';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { grammarFiles } from '../../../../src/manifest/script/shell-grammar.ts';
+import { plainTree, type Syntax } from '../../../../src/manifest/script/syntax.ts';
+import { DEFAULT_SEED, generateScripts } from '../../../support/script-grammar.ts';
+
+let parser: Parser;
+
+before(async () => {
+  await loadShellParser();
+  parser = new Parser();
+  parser.setLanguage(await Language.load(grammarFiles().bash));
+});
+
+const WRITTEN = [
+  '',
+  'echo "héllo wörld ✓" && curl -X POST http://127.0.0.1:15020/quitquitquit # 終了',
+  'if true; then echo "unterminated',
+  'if [ -f x ]; then\n  job\n',
+  'case $x in a) job;; esac; done',
+  'cat <<EOF\nline $HOME\nEOF\njob | tee log; rc=$?\nexit $rc',
+  'trap \'curl -sf -XPOST localhost:15020/quitquitquit\' EXIT\nf() { job "$@"; }; f a b &\nwait $!',
+  'for u in $URLS; do wget -qO- --post-data= "$u"; done; x=$(echo $?); exit "${x:-1}"',
+  'a && b || ! c | d; (e; f) & { g; }',
+  'job |',
+  'echo $(date; ( job',
+];
+
+function same(plain: Syntax, node: Node, path: string): number {
+  const where = `${path}/${node.type}@${node.startIndex}`;
+  assert.equal(plain.type, node.type, where);
+  assert.equal(plain.isNamed, node.isNamed, `${where}: isNamed`);
+  assert.equal(plain.isMissing, node.isMissing, `${where}: isMissing`);
+  assert.equal(plain.hasError, node.hasError, `${where}: hasError`);
+  assert.equal(plain.startIndex, node.startIndex, `${where}: startIndex`);
+  assert.equal(plain.endIndex, node.endIndex, `${where}: endIndex`);
+  assert.deepEqual(plain.startPosition, node.startPosition, `${where}: startPosition`);
+  assert.equal(plain.text, node.text, `${where}: text`);
+  assert.equal(plain.childCount, node.childCount, `${where}: childCount`);
+  assert.equal(plain.namedChildCount, node.namedChildCount, `${where}: namedChildCount`);
+  // The parser's nextSibling passes over a node of no width (a missing token the parser put in); the copy does not.
+  const next = plain.nextSibling?.startIndex === plain.nextSibling?.endIndex && node.nextSibling === null ? null : plain.nextSibling;
+  assert.equal(next?.startIndex, node.nextSibling?.startIndex, `${where}: nextSibling`);
+  let count = 1;
+  for (let i = 0; i < node.childCount; i++) {
+    assert.equal(plain.fieldNameForChild(i), node.fieldNameForChild(i), `${where}: field of child ${i}`);
+    count += same(plain.child(i) as Syntax, node.child(i) as Node, where);
+  }
+  for (const field of ['name', 'argument', 'condition', 'body', 'value', 'variable', 'left', 'right', 'operator']) {
+    assert.deepEqual(
+      plain.childrenForFieldName(field).map((child) => child.startIndex),
+      node.childrenForFieldName(field).map((child) => child?.startIndex),
+      `${where}: children of field ${field}`,
+    );
+    assert.equal(plain.childForFieldName(field)?.startIndex, node.childForFieldName(field)?.startIndex, `${where}: field ${field}`);
+  }
+  return count;
+}
+
+test('the plain tree of each script is the parser tree, node for node', () => {
+  const scripts = [...WRITTEN, ...generateScripts(DEFAULT_SEED, 300).map((generated) => generated.script)];
+  let nodes = 0;
+  let rejected = 0;
+  for (const script of scripts) {
+    const tree = parser.parse(script);
+    assert.ok(tree !== null, script);
+    try {
+      nodes += same(plainTree(tree, script), tree.rootNode, '');
+      if (tree.rootNode.hasError) rejected++;
+    } finally {
+      tree.delete();
+    }
+  }
+  assert.ok(nodes > 10_000, `${nodes} nodes compared`);
+  assert.ok(rejected >= 3, `${rejected} scripts with errors compared`);
+});
+
+test('descendantsOfType: every node of the type in the order of the text, as the parser gives them', () => {
+  const script = WRITTEN.join('\n');
+  const tree = parser.parse(script);
+  assert.ok(tree !== null);
+  try {
+    const plain = plainTree(tree, script);
+    for (const type of ['command', 'command_substitution', 'heredoc_start', 'word', 'string']) {
+      assert.deepEqual(
+        plain.descendantsOfType(type).map((node) => node.startIndex),
+        tree.rootNode.descendantsOfType(type).map((node) => node?.startIndex),
+        type,
+      );
+    }
+  } finally {
+    tree.delete();
+  }
+});
