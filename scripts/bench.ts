@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { markdownTable } from 'markdown-table';
 import { max, median, quantile } from 'simple-statistics';
 import * as part from './bench/parts.ts';
+import { check as checkCost, checkFiles } from './bench/check.ts';
 import { FORMS, forms as formCosts } from './bench/forms.ts';
 import { type Build, copyDist, discard, killEverything, MIB } from './bench/run.ts';
 import { root } from './root.ts';
@@ -19,8 +20,32 @@ import { root } from './root.ts';
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
 const quick = flags.quick === true;
 const RUNS = quick
-  ? { startup: 5, jobCpu: 2, latency: 3, stdout: 2, memory: 2, limitStep: 2, stdoutBytes: 64 * MIB, gzip: 1, forms: 2 }
-  : { startup: 20, jobCpu: 10, latency: 30, stdout: 8, memory: 6, limitStep: 5, stdoutBytes: 2048 * MIB, gzip: 9, forms: 7 };
+  ? {
+      startup: 5,
+      jobCpu: 2,
+      latency: 3,
+      stdout: 2,
+      memory: 2,
+      limitStep: 2,
+      stdoutBytes: 64 * MIB,
+      gzip: 1,
+      forms: 2,
+      check: 1,
+      checkJobs: 1_000,
+    }
+  : {
+      startup: 20,
+      jobCpu: 10,
+      latency: 30,
+      stdout: 8,
+      memory: 6,
+      limitStep: 5,
+      stdoutBytes: 2048 * MIB,
+      gzip: 9,
+      forms: 7,
+      check: 5,
+      checkJobs: 10_000,
+    };
 /** The proxy ready this long after the job starts, for the CPU of a whole job: a quick proxy and a slow one. */
 const JOB_READY_MS = [300, 3_000] as const;
 
@@ -36,6 +61,11 @@ const TARGETS = {
   rssAnonClassicMiB: 16,
   memoryLimitMiB: 24,
   gzipMiB: 45,
+  /** --check against the YAML parsed alone: CPU and peak memory. */
+  checkCpuRatio: 1.9,
+  checkRssRatio: 1.7,
+  /** Twice the length of every script costs at most twice as much. */
+  checkLengthRatio: 2.0,
 } as const;
 
 const began = performance.now();
@@ -100,11 +130,13 @@ async function measure(build: Build) {
   const size = await part.size(build, RUNS.gzip);
   say(`cost per pod: ${RUNS.forms} rounds of ${Object.keys(FORMS).length} forms in podman`);
   const forms = await formCosts(build, RUNS.forms);
-  return { startup, jobCpu, latency, stdout, memory, limit, size, forms };
+  say(`--check: ${RUNS.check} rounds of ${Object.keys(checkFiles(RUNS.checkJobs)).length * 2} variants`);
+  const check = await checkCost(build, RUNS.check, RUNS.checkJobs);
+  return { startup, jobCpu, latency, stdout, memory, limit, size, forms, check };
 }
 
 function report(build: Build, m: Awaited<ReturnType<typeof measure>>, loadAtStart: number[]): string {
-  const { startup, jobCpu, latency, stdout, memory, limit, size, forms } = m;
+  const { startup, jobCpu, latency, stdout, memory, limit, size, forms, check } = m;
   const s = (samples: Record<string, number[]>, key: string): number[] => samples[key] ?? [];
   const ratio = (a: number[], b: number[]): number => median(a) / median(b);
   const perRound = (a: number[], b: number[]): number[] => a.map((value, i) => value / (b[i] ?? Number.NaN));
@@ -262,6 +294,32 @@ function report(build: Build, m: Awaited<ReturnType<typeof measure>>, loadAtStar
       : Object.entries(FORMS).map(([form, what]) => row(what, pick(forms)[form] ?? [], format));
   section("per pod: its first container's start → the job's first instruction", ...perForm((costs) => costs.ms, ms));
   section("per pod: bytes written to the node's container storage", ...perForm((costs) => costs.bytes, bytes));
+  const files = checkFiles(RUNS.checkJobs);
+  const kib = (n: number): string => mib(n / 1024);
+  const againstYaml = (id: string, samples: Record<string, number[]>, format: (n: number) => string, target: number, what: string) => {
+    const measured = ratio(s(samples, `check:${id}`), s(samples, `yaml:${id}`));
+    const cells = ['--check / YAML alone: ratio of medians', '', x(measured), '', '', '', ''];
+    return [
+      row('--check FILE', s(samples, `check:${id}`), format),
+      row('the YAML alone', s(samples, `yaml:${id}`), format),
+      id === 'branch60' || id === 'branch120' ? cells : judge(cells, `<= ${target}x the YAML alone (${what})`, measured, target, x),
+    ];
+  };
+  for (const [id, file] of Object.entries(files)) {
+    section(`--check: ${file.what}, CPU`, ...againstYaml(id, check.cpu, ms, TARGETS.checkCpuRatio, 'CPU'));
+    section(`--check: ${file.what}, peak memory`, ...againstYaml(id, check.rss, kib, TARGETS.checkRssRatio, 'memory'));
+  }
+  const longer = ratio(s(check.cpu, 'check:branch120'), s(check.cpu, 'check:branch60'));
+  section(
+    '--check: scripts twice as long',
+    judge(
+      ['120 if-statements a script / 60: ratio of median CPU', '', x(longer), '', '', '', ''],
+      `<= ${TARGETS.checkLengthRatio}x`,
+      longer,
+      TARGETS.checkLengthRatio,
+      x,
+    ),
+  );
 
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
   const node = execFileSync(build.wrapper, ['--version'], { encoding: 'utf8' }).trim();
@@ -320,6 +378,12 @@ larger, lower throughput); variants are compared by ratios of medians from this 
   as an image volume (\`--mount type=image\`, what kubelet asks the runtime for). The job is \`--sidecar none --
   cat /proc/uptime\`: the time runs from the \`podman start\` of the pod's first container to that clock (the
   host's, 10 ms resolution); the bytes are what the pod added to podman's storage, volumes included.
+- **--check**: \`--check FILE\` (findings to /dev/null) beside the same file's YAML parsed alone as --check parses
+  it (\`scripts/bench/yaml-alone.ts\`, run by the pinned Node, the embedded one's version); CPU and the peak RSS of
+  the process tree from the timer. The files are written by \`scripts/bench/check.ts\`: ${RUNS.checkJobs} Jobs with the
+  shell recipe (each script different, each a finding, so --inject's advice is computed for every one), the same
+  Jobs under the wrapper, and ${RUNS.checkJobs / 10} Jobs whose scripts branch on a file at each of 60 or 120 lines
+  (past 32 ways through a script the model claims nothing and reads the rest as written).
 
 ## Results
 

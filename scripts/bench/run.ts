@@ -104,6 +104,8 @@ interface Usage {
   readonly cpuMs: number;
   /** The exit code, or 128 + N for a death by signal N. */
   readonly code: number;
+  /** The largest resident set of any process of the tree, in KiB (wait4's ru_maxrss). */
+  readonly maxRssKiB: number;
 }
 
 interface TimerOptions {
@@ -124,9 +126,9 @@ export async function timed(
   const cgroup = options.cgroupProcs === undefined ? [] : ['--cgroup', options.cgroupProcs];
   const evict = (options.evict ?? []).flatMap((path) => ['--evict', path]);
   const { stdout } = await launch(build.timer, [...cgroup, ...evict, '--', file, ...args], timeoutMs).ended;
-  const [wall = 0, user = 0, sys = 0, , status = 0] = stdout.trim().split(' ').map(Number);
+  const [wall = 0, user = 0, sys = 0, maxRss = 0, status = 0] = stdout.trim().split(' ').map(Number);
   const code = (status & 0x7f) === 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
-  return { wallMs: wall / 1000, cpuMs: (user + sys) / 1000, code };
+  return { wallMs: wall / 1000, cpuMs: (user + sys) / 1000, code, maxRssKiB: maxRss };
 }
 
 /** A stand-in of istio-proxy on loopback: GET /healthz/ready 503 until ready, POST /quitquitquit as scripted, then 200. */
