@@ -36,47 +36,63 @@ class Text {
   }
 }
 
-/** A node of the tree, with the part of web-tree-sitter's Node interface that the readers of scripts use. */
+const NAMED = 1;
+const MISSING = 2;
+const ERROR = 4;
+
+/**
+ * A node of the tree, with the part of web-tree-sitter's Node interface that the readers of scripts use. Kept
+ * small (a script of a few megabytes has millions of nodes): flags in one number, text and position computed
+ * when asked, a leaf's lists the one empty list, and the named children the same list as all of them until an
+ * anonymous one (a token) comes.
+ */
 export class Syntax {
   /** Unique among the nodes of every tree made in this process. */
   readonly id = nextId++;
-  /** Its children, and its named ones: a leaf's are the one empty list, shared. */
   children: readonly Syntax[] = NONE;
   namedChildren: readonly Syntax[] = NONE;
   nextSibling: Syntax | null = null;
   /** The field of its parent it is, if any. */
   field: string | null = null;
-  /** It, or a node under it, is an error or a missing token. */
-  hasError: boolean;
+  #flags: number;
   readonly #source: Text;
-  #text: string | undefined;
-  #startPosition: Point | undefined;
-  #descendants: Map<string, Syntax[]> | undefined;
   readonly type: string;
-  readonly isNamed: boolean;
-  readonly isMissing: boolean;
   readonly startIndex: number;
   readonly endIndex: number;
 
   constructor(type: string, isNamed: boolean, isMissing: boolean, start: number, end: number, source: Text) {
     this.type = type;
-    this.isNamed = isNamed;
-    this.isMissing = isMissing;
     this.startIndex = start;
     this.endIndex = end;
     this.#source = source;
-    this.hasError = type === 'ERROR' || isMissing;
+    this.#flags = (isNamed ? NAMED : 0) | (isMissing ? MISSING : 0) | (type === 'ERROR' || isMissing ? ERROR : 0);
+  }
+
+  get isNamed(): boolean {
+    return (this.#flags & NAMED) !== 0;
+  }
+
+  get isMissing(): boolean {
+    return (this.#flags & MISSING) !== 0;
+  }
+
+  /** It, or a node under it, is an error or a missing token. */
+  get hasError(): boolean {
+    return (this.#flags & ERROR) !== 0;
+  }
+
+  set hasError(value: boolean) {
+    this.#flags = value ? this.#flags | ERROR : this.#flags & ~ERROR;
   }
 
   get text(): string {
-    this.#text ??= this.#source.source.slice(this.startIndex, this.endIndex);
-    return this.#text;
+    return this.#source.source.slice(this.startIndex, this.endIndex);
   }
 
   get startPosition(): Point {
-    this.#startPosition ??= this.#source.point(this.startIndex);
-    return this.#startPosition;
+    return this.#source.point(this.startIndex);
   }
+
   get childCount(): number {
     return this.children.length;
   }
@@ -105,33 +121,39 @@ export class Syntax {
     return this.children.filter((child) => child.field === name);
   }
 
-  /** The nodes of TYPE under this one (itself included), in the order of the text; kept once asked for. */
+  /** The nodes of TYPE under this one (itself included), in the order of the text. */
   descendantsOfType(type: string): Syntax[] {
-    this.#descendants ??= new Map();
-    let found = this.#descendants.get(type);
-    if (found !== undefined) return found;
-    found = [];
+    const found: Syntax[] = [];
     const stack: Syntax[] = [this];
     while (stack.length > 0) {
       const node = stack.pop() as Syntax;
       if (node.type === type) found.push(node);
       for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as Syntax);
     }
-    this.#descendants.set(type, found);
     return found;
+  }
+
+  /** Its lists at their exact size, once its last child is in (an array grown by push keeps room to spare). */
+  done(): void {
+    if (this.children.length < 2) return;
+    const shared = this.namedChildren === this.children;
+    this.children = this.children.slice();
+    this.namedChildren = shared ? this.children : this.namedChildren.length < 2 ? this.namedChildren : this.namedChildren.slice();
   }
 
   /** Adds CHILD as the last child, under FIELD. */
   append(child: Syntax, field: string | null): void {
     child.field = field;
+    const shared = this.namedChildren === this.children;
     if (this.children === NONE) this.children = [child];
     else {
       (this.children.at(-1) as Syntax).nextSibling = child;
       (this.children as Syntax[]).push(child);
     }
-    if (!child.isNamed) return;
-    if (this.namedChildren === NONE) this.namedChildren = [child];
-    else (this.namedChildren as Syntax[]).push(child);
+    if (shared && child.isNamed) this.namedChildren = this.children;
+    else if (shared) this.namedChildren = this.children.length === 1 ? NONE : this.children.slice(0, -1);
+    else if (child.isNamed && this.namedChildren === NONE) this.namedChildren = [child];
+    else if (child.isNamed) (this.namedChildren as Syntax[]).push(child);
   }
 }
 
@@ -173,6 +195,7 @@ export function plainTree(tree: Tree, text: string): Syntax {
       while (!cursor.gotoNextSibling()) {
         cursor.gotoParent();
         const done = open.pop() as Syntax;
+        done.done();
         const above = open.at(-1);
         if (above === undefined) return root;
         if (done.hasError) above.hasError = true;
