@@ -123,6 +123,8 @@ function guarded<T>(name: string, work: () => T): T | Unusable {
     return work();
   } catch (error) {
     if ((error as Error | undefined)?.name !== 'RangeError') throw error;
+    // Only a stack overflow is depth; V8's other RangeErrors are sizes (a string or an array longer than it makes).
+    if (!/call stack/.test((error as Error).message)) return { problem: `${name}: too large to read (${(error as Error).message})` };
     return { problem: `${name}: not YAML: ${TOO_DEEP}` };
   }
 }

@@ -208,9 +208,9 @@ export function valueLines(source: Source, node: Node): readonly ValueLine[] {
   // A block's content starts on the line after its header; a flow scalar's on its own first line.
   const content = block ? raw.slice(1) : raw;
   const firstLine = block ? first + 1 : first;
-  const indent = block
-    ? Math.min(...content.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length), 1_000)
-    : 0;
+  // A loop, not Math.min(...lines): a script of a few hundred thousand lines is more arguments than a call takes.
+  let indent = block ? 1_000 : 0;
+  if (block) for (const line of content) if (line.trim() !== '') indent = Math.min(indent, line.length - line.trimStart().length);
   const out: { column: number; line: number }[][] = [];
   let row: { column: number; line: number }[] = [];
   let width = 0;

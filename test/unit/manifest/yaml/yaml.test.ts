@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { inject } from '../../../../src/manifest/inject/inject.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
-import { get, getIn, text } from '../../../../src/manifest/yaml/source.ts';
+import { get, getIn, text, valueLines } from '../../../../src/manifest/yaml/source.ts';
 import { source } from '../../../support/manifest.ts';
 
 await loadShellParser();
@@ -136,5 +136,17 @@ describe('--inject and anchors', () => {
   test('an anchor nothing else uses is edited as any node', () => {
     const result = inject(source(shared.replace('command: *cmd}', 'command: [./serve]}')), { image: 'i', native: false });
     assert.equal(result.kind, 'done');
+  });
+});
+
+describe('a long block scalar', () => {
+  test("each of 300,000 lines is found in the file (no call with a line per argument, which the stack can't hold)", () => {
+    const lines = Array.from({ length: 300_000 }, (_, index) => `    echo ${index}`);
+    const parsed = source(['script: |', ...lines, 'after: 1'].join('\n'));
+    const node = get(parsed.documents[0]?.contents, 'script');
+    assert.ok(node !== undefined && node !== null);
+    const found = valueLines(parsed, node as Parameters<typeof valueLines>[1]);
+    assert.deepEqual(found[0]?.pieces, [{ column: 0, line: 2 }]);
+    assert.deepEqual(found[299_999]?.pieces, [{ column: 0, line: 300_001 }]);
   });
 });
