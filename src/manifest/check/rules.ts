@@ -107,6 +107,8 @@ const ROWS = [
     finds: 'exitOnJobCompletion, which is no Istio setting',
     check: ({ source }, report) => {
       const message = `exitOnJobCompletion is no Istio setting (unknown proxy config keys are dropped silently): remove it and ${WRAP}`;
+      // Only a file that writes the word, or escapes something (a double-quoted "\x65xit..."), can have it.
+      if (!EXIT_ON_JOB_COMPLETION.test(source.text) && !source.text.includes('\\')) return;
       for (const document of source.documents) {
         for (const { value, node } of scalars(document.contents)) if (EXIT_ON_JOB_COMPLETION.test(value)) report(node, message);
       }

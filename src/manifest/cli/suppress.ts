@@ -54,7 +54,9 @@ function objects(source: Source): Map<YAMLMap, YAMLMap | undefined> {
 function scopes(source: Source, warnings: string[]): { readonly annotation: Scope[]; readonly comment: Scope[] } {
   const line = (offset: number): number => source.lines.linePos(offset).line;
   const annotation: Scope[] = [];
-  for (const [object, template] of objects(source)) {
+  // Only a file that writes the annotation's key, or escapes something in a quoted key, can have it.
+  const annotated = source.text.includes(IGNORE_ANNOTATION) || source.text.includes('\\');
+  for (const [object, template] of annotated ? objects(source) : []) {
     for (const owner of template === undefined ? [object] : [object, template]) {
       const node = getIn(owner, ['metadata', 'annotations', IGNORE_ANNOTATION]);
       const value = text(node);
@@ -88,14 +90,28 @@ export function unsuppressed(
   warnings: string[],
 ): Finding[] {
   const { annotation, comment } = scopes(source, warnings);
-  const covers = (list: readonly Scope[], finding: Finding): boolean =>
-    list.some((scope) => scope.from <= finding.line && finding.line <= scope.to && scope.rules.includes(finding.rule));
+  // The rules suppressed on each line: one lookup a finding, however many objects carry the annotation.
+  const byLine = (list: readonly Scope[]): Map<number, string[]> => {
+    const lines = new Map<number, string[]>();
+    for (const scope of list) {
+      for (let line = scope.from; line <= scope.to; line++) {
+        const rules = lines.get(line);
+        if (rules === undefined) lines.set(line, [...scope.rules]);
+        else rules.push(...scope.rules);
+      }
+    }
+    return lines;
+  };
+  const annotated = byLine(annotation);
+  const commented = byLine(comment);
+  const covers = (lines: ReadonlyMap<number, readonly string[]>, finding: Finding): boolean =>
+    lines.get(finding.line)?.includes(finding.rule) === true;
   return findings.filter((finding) => {
     const by: By | undefined = ignored.has(finding.rule)
       ? 'flag'
-      : covers(annotation, finding)
+      : covers(annotated, finding)
         ? 'annotation'
-        : covers(comment, finding)
+        : covers(commented, finding)
           ? 'comment'
           : undefined;
     if (by !== undefined) suppressed[by]++;

@@ -11,7 +11,7 @@
 // through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
 // a second --inject leaves it as it is. What cannot be rewritten safely is refused, all of it named at once.
 
-import { isScalar, isSeq, type Node, visit, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
 import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config/options.ts';
 import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
@@ -179,16 +179,7 @@ export function advised(source: Source, settings: Pick<InjectSettings, 'namespac
 
 /** The text ranges of anchored nodes that an alias refers to: changing one changes every place that uses it. */
 function sharedRanges(source: Source): { start: number; end: number; anchor: string; line: number }[] {
-  const used = new Set<Node>();
-  for (const document of source.documents) {
-    visit(document, {
-      Alias(_, alias) {
-        const target = alias.resolve(document);
-        if (target !== undefined) used.add(target as Node);
-      },
-    });
-  }
-  return [...used].map((node) => ({
+  return source.aliased.map((node) => ({
     start: node.range?.[0] ?? 0,
     end: node.range?.[2] ?? 0,
     anchor: (node as { anchor?: string }).anchor ?? '?',

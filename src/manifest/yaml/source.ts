@@ -31,6 +31,8 @@ export interface Source {
   readonly lines: LineCounter;
   /** Each key written again in the same map: the later pair (whose value wins) and the line of the first. */
   readonly duplicates: readonly { readonly pair: Pair<Node, Node | null>; readonly key: string; readonly firstLine: number }[];
+  /** The anchored nodes that aliases refer to, each once. */
+  readonly aliased: readonly Node[];
 }
 
 /** The anchored node of each alias of every file parsed, so lookups need no document at hand. */
@@ -51,11 +53,14 @@ export function parseSource(name: string, text: string): Source | { readonly err
     }
   }
   const duplicates: Source['duplicates'][number][] = [];
+  const aliased = new Set<Node>();
   for (const document of documents) {
     visit(document, {
       Alias(_, alias) {
         const target = alias.resolve(document);
-        if (target !== undefined) anchored.set(alias, target as Node);
+        if (target === undefined) return;
+        anchored.set(alias, target as Node);
+        aliased.add(target as Node);
       },
       Map(_, map) {
         const seen = new Map<string, Pair<Node, Node | null>>();
@@ -69,7 +74,7 @@ export function parseSource(name: string, text: string): Source | { readonly err
       },
     });
   }
-  return { name, text, documents, lines, duplicates };
+  return { name, text, documents, lines, duplicates, aliased: [...aliased] };
 }
 
 /** The node an alias stands for; any other node as it is. */

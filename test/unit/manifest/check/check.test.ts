@@ -120,6 +120,12 @@ const CASES: readonly Case[] = [
     expect: { at: 'exitOnJobCompletion', level: 'error' },
   },
   {
+    name: 'exitOnJobCompletion spelled with an escape in a double-quoted string',
+    rule: 'exit-on-job-completion',
+    yaml: job(pod(WRAPPED), { podMeta: 'annotations:\n  proxy.istio.io/config: "\\x65xitOnJobCompletion: true"' }),
+    expect: { at: 'proxy.istio.io/config', level: 'error' },
+  },
+  {
     name: 'exitOnJobCompletion in a comment only',
     rule: 'exit-on-job-completion',
     yaml: job(pod(WRAPPED), { podMeta: '# not exitOnJobCompletion: it does not exist\nannotations: {}' }),
