@@ -382,7 +382,8 @@ larger, lower throughput); variants are compared by ratios of medians from this 
   it (\`scripts/bench/yaml-alone.ts\`, run by the pinned Node, the embedded one's version); CPU and the peak RSS of
   the process tree from the timer. The files are written by \`scripts/bench/check.ts\`: ${RUNS.checkJobs} Jobs with the
   shell recipe (each script different, each a finding, so --inject's advice is computed for every one), the same
-  Jobs under the wrapper, and ${RUNS.checkJobs / 10} Jobs whose scripts branch on a file at each of 60 or 120 lines
+  recipe in a folded block (\`>\`, which YAML joins into one line: how a file's size, not a script's, sets the
+  cost), the same Jobs under the wrapper, and ${RUNS.checkJobs / 10} Jobs whose scripts branch on a file at each of 60 or 120 lines
   (past 32 ways through a script the model claims nothing and reads the rest as written).
 
 ## Results

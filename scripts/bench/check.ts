@@ -14,8 +14,8 @@ const push = (samples: Samples, key: string, value: number): void => void (sampl
 
 const YAML_ALONE = join(root, 'scripts', 'bench', 'yaml-alone.ts');
 
-function job(index: number, command: string, args: readonly string[]): string {
-  const block = args.map((line) => `          ${line}`).join('\n');
+function job(index: number, command: string, args: readonly string[], block = '|'): string {
+  const lines = args.map((line) => `          ${line}`).join('\n');
   return [
     'apiVersion: batch/v1',
     'kind: Job',
@@ -31,20 +31,28 @@ function job(index: number, command: string, args: readonly string[]): string {
     '      - name: job',
     `        image: example/job:${index}`,
     `        command: ${command}`,
-    ...(args.length === 0 ? [] : ['        args:', '        - |', block]),
+    ...(args.length === 0 ? [] : ['        args:', `        - ${block}`, lines]),
   ].join('\n');
 }
 
 /** The shell recipe: wait, the job, its status saved (tee's, under sh without pipefail), the quit. */
-const recipe = (index: number): string =>
-  job(index, '["sh", "-c"]', [
-    'set -e',
-    'until curl -fsS http://127.0.0.1:15021/healthz/ready; do sleep 1; done',
-    `./run-${index}.sh --batch ${index} | tee /tmp/log-${index}`,
-    'rc=$?',
-    'curl -fsS -X POST http://127.0.0.1:15020/quitquitquit',
-    'exit $rc',
-  ]);
+const recipe = (index: number, block = '|'): string =>
+  job(
+    index,
+    '["sh", "-c"]',
+    [
+      'set -e',
+      'until curl -fsS http://127.0.0.1:15021/healthz/ready; do sleep 1; done',
+      `./run-${index}.sh --batch ${index} | tee /tmp/log-${index}`,
+      'rc=$?',
+      'curl -fsS -X POST http://127.0.0.1:15020/quitquitquit',
+      'exit $rc',
+    ],
+    block,
+  );
+
+/** The same in a folded block (`>`), which joins its lines into one command: a finding each, placed by line. */
+const folded = (index: number): string => recipe(index, '>');
 
 const wrapped = (index: number): string => job(index, `["istio-job-run", "--", "./run-${index}.sh", "--batch", "${index}"]`, []);
 
@@ -72,7 +80,8 @@ export interface CheckFile {
 
 /** The manifests checked, by id; JOBS scales the many-Job ones (the branching ones have a tenth as many). */
 export const checkFiles = (jobs: number): Record<string, CheckFile> => ({
-  recipe: { what: `${jobs} Jobs, the shell recipe (a finding each)`, jobs, make: recipe },
+  recipe: { what: `${jobs} Jobs, the shell recipe (a finding each)`, jobs, make: (index) => recipe(index) },
+  folded: { what: `${jobs} Jobs, the recipe in a folded block (>)`, jobs, make: folded },
   wrapped: { what: `${jobs} Jobs under the wrapper (no finding)`, jobs, make: wrapped },
   branch60: { what: `${jobs / 10} Jobs, 60 if-statements a script`, jobs: jobs / 10, make: branching(60) },
   branch120: { what: `${jobs / 10} Jobs, 120 if-statements a script`, jobs: jobs / 10, make: branching(120) },

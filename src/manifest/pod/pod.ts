@@ -22,7 +22,7 @@ import {
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
 import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
+import { entries, get, getIn, items, lineInValue, lineOf, lineText, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
 
 type ValueLine = ReturnType<typeof valueLines>[number];
 import type { Workload } from '../yaml/workloads.ts';
@@ -112,9 +112,10 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   const podNamespace = text(getIn(workload.object, ['metadata', 'namespace'])) ?? namespace ?? 'default';
 
   const sidecars: PodSidecar[] = [];
+  const candidates = sidecarCandidates(initContainers, regular);
   for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
     sidecars.push(...injected(kind, annotations, labels, namespaces, podNamespace));
-    sidecars.push(...declared(kind, initContainers, regular));
+    sidecars.push(...declared(kind, candidates));
   }
   const sidecarNodes = new Set(sidecars.flatMap((sidecar) => (sidecar.container === undefined ? [] : [sidecar.container])));
   const containers = [
@@ -323,20 +324,35 @@ export function argvOf(container: Node): { words: string[]; nodes: Node[] } {
   return { words: nodes.map((node) => text(node) ?? ''), nodes };
 }
 
-/** A sidecar container the user declares (the auth proxies), classic or, as an init container that always restarts, native. */
-function declared(kind: SidecarKind, initContainers: readonly YAMLMap[], regular: readonly YAMLMap[]): PodSidecar[] {
-  const markers = kind.template.container;
-  if (markers === undefined) return [];
-  const found: PodSidecar[] = [];
+/** A container that may be a declared sidecar: native as an init container that always restarts, else classic. */
+interface Candidate {
+  readonly node: YAMLMap;
+  readonly form: 'native' | 'classic';
+  /** Its image's repository, the last part of its name. */
+  readonly repository: string;
+  readonly words: readonly string[];
+  readonly programs: readonly string[];
+}
+
+/** The containers declared() looks at, each read once for every kind. */
+function sidecarCandidates(initContainers: readonly YAMLMap[], regular: readonly YAMLMap[]): Candidate[] {
   const candidates = [
     ...initContainers.filter((node) => text(get(node, 'restartPolicy')) === 'Always').map((node) => [node, 'native'] as const),
     ...regular.map((node) => [node, 'classic'] as const),
   ];
-  for (const [node, form] of candidates) {
+  return candidates.map(([node, form]) => {
     const image = text(get(node, 'image')) ?? '';
-    const repository = basename(image.replace(/[@:][^/]*$/, ''));
     const { words } = argvOf(node);
-    const programs = programsOf(words);
+    return { node, form, repository: basename(image.replace(/[@:][^/]*$/, '')), words, programs: programsOf(words) };
+  });
+}
+
+/** A sidecar container the user declares (the auth proxies), classic or native. */
+function declared(kind: SidecarKind, candidates: readonly Candidate[]): PodSidecar[] {
+  const markers = kind.template.container;
+  if (markers === undefined) return [];
+  const found: PodSidecar[] = [];
+  for (const { node, form, repository, words, programs } of candidates) {
     const program = programs.find((word) => markers.programs.includes(word));
     if (!markers.images.some((name) => repository.includes(name)) && program === undefined) continue;
     const quitSwitch = kind.template.quitSwitch;
@@ -473,11 +489,10 @@ export function containerEnv(container: Node): Map<string, string> {
 /** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */
 function joinedCommands(lines: readonly ValueLine[], source: Source): number[] {
   const joined: number[] = [];
-  const textLines = source.text.split('\n');
   for (const { pieces } of lines) {
     for (let i = 1; i < pieces.length; i++) {
-      const previous = (textLines[(pieces[i - 1]?.line ?? 1) - 1] ?? '').trimEnd();
-      const current = (textLines[(pieces[i]?.line ?? 1) - 1] ?? '').trim();
+      const previous = lineText(source, pieces[i - 1]?.line ?? 1).trimEnd();
+      const current = lineText(source, pieces[i]?.line ?? 1).trim();
       if (current.startsWith('-') || /(\\|&&|\|\||\||;|\(|\{)$/.test(previous)) continue;
       joined.push(pieces[i]?.line ?? 0);
     }

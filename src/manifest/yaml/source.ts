@@ -99,6 +99,15 @@ export const lineOf = (source: Source, node: Node | Pair | undefined | null): nu
   return source.lines.linePos(isNode(at) ? (at.range?.[0] ?? 0) : 0).line;
 };
 
+/** The text of a line of the file (from 1), without its line break; '' past the end. */
+export function lineText(source: Source, line: number): string {
+  const starts = source.lines.lineStarts;
+  const start = starts[line - 1];
+  if (start === undefined) return '';
+  const end = starts[line] ?? source.text.length;
+  return source.text.slice(start, end).replace(/\r?\n$/, '');
+}
+
 /** The column (from 1) where a node starts; undefined for none. */
 export const columnOf = (source: Source, node: Node | Pair | undefined | null): number | undefined => {
   const at: unknown = isPair(node) ? node.key : node;
@@ -113,8 +122,16 @@ export function pairOf(node: unknown, key: string, depth = 0): Pair<Node, Node |
   const map = deref(node);
   if (!isMap(map) || depth > 20) return undefined;
   const pairs = (map as YAMLMap<Node, Node | null>).items;
-  const own = pairs.findLast((pair) => isScalar(pair.key) && typeof pair.key.value !== 'symbol' && String(pair.key.value) === key);
-  if (own !== undefined) return own;
+  // A loop from the end (the last one written wins), not findLast: every field of every pod is read through here.
+  let merges = false;
+  for (let i = pairs.length - 1; i >= 0; i--) {
+    const pairKey = (pairs[i] as Pair<Node, Node | null>).key;
+    if (!isScalar(pairKey)) continue;
+    const value = pairKey.value;
+    if (value === key || (typeof value !== 'string' && typeof value !== 'symbol' && String(value) === key)) return pairs[i];
+    if (typeof value === 'symbol') merges = true;
+  }
+  if (!merges) return undefined;
   for (const pair of pairs) {
     if (!isMerge(pair)) continue;
     for (const source of merged(pair)) {
