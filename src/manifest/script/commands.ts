@@ -52,44 +52,65 @@ export const INITS = new Set(['tini', 'tini-static', 'dumb-init', 'catatonit']);
 
 export const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
+type Word = (index: number) => string;
+
+/** A program's options, after it at AT: the index of the first word that is not one (VALUED: options that take a value). */
+const options =
+  (valued: RegExp) =>
+  (at: number, word: Word): number => {
+    let next = at + 1;
+    while (word(next).startsWith('-') && word(next) !== '-') {
+      const option = word(next++);
+      if (option === '--') break;
+      if (valued.test(option)) next++;
+    }
+    return next;
+  };
+
 /**
- * The command that programs running their arguments run: `exec`, `env A=1`, `nice -n 5`, `nohup`, `stdbuf -oL`,
- * `setsid`, `timeout -s KILL 60`, `time`, `command` (not `command -v`), an init's `--`, `busybox APPLET`, `gosu
- * USER`. `replaces`: an `exec` in front, which puts the command in the shell's place.
+ * The programs that run their arguments as a command, each with where that command starts (the program at AT), or
+ * undefined where this use runs none (`command -v`): `exec`, `env A=1`, `nice -n 5`, `nohup`, `stdbuf -oL`,
+ * `setsid`, `timeout -s KILL 60`, `time`, `command`, an init's `--`, `busybox APPLET`, `gosu USER`.
+ */
+const RUNS_ARGUMENTS: ReadonlyMap<string, (at: number, word: Word) => number | undefined> = new Map([
+  ['exec', options(/^-a$/)],
+  [
+    'env',
+    (at: number, word: Word): number => {
+      let next = options(/^(-u|-C|-S|--unset|--chdir)$/)(at, word);
+      while (/^\w+=/.test(word(next))) next++;
+      return next;
+    },
+  ],
+  ['nice', options(/^-n$/)],
+  ['nohup', options(/^$/)],
+  ['setsid', options(/^$/)],
+  ['time', options(/^$/)],
+  ['stdbuf', options(/^-[ioe]$/)],
+  ['timeout', (at: number, word: Word): number => options(/^(-s|-k|--signal|--kill-after)$/)(at, word) + 1],
+  ['command', (at: number, word: Word): number | undefined => (word(at + 1).startsWith('-') ? undefined : at + 1)],
+  ['gosu', (at: number): number => at + 2],
+  ['su-exec', (at: number): number => at + 2],
+  ['busybox', (at: number, word: Word): number | undefined => (/^[a-z]/.test(word(at + 1)) ? at + 1 : undefined)],
+  ...[...INITS].map((init) => [init, options(/^(-s|-e|-p|-l|--rewrite)$/)] as const),
+]);
+
+/**
+ * The command that the programs in front of it run (RUNS_ARGUMENTS). `replaces`: an `exec` in front, which puts
+ * the command in the shell's place.
  */
 export function innerCommand<T>(words: readonly T[], text: (word: T) => string | undefined): { words: readonly T[]; replaces: boolean } {
   let at = 0;
   let replaces = false;
-  const word = (index: number): string => text(words[index] as T) ?? '';
+  const word = (index: number): string => (index < words.length ? (text(words[index] as T) ?? '') : '');
   for (let guard = 0; guard < 16 && at < words.length - 1; guard++) {
     const program = basename(word(at));
-    const optionsThen = (valued: RegExp): void => {
-      at++;
-      while (at < words.length && word(at).startsWith('-') && word(at) !== '-') {
-        const option = word(at++);
-        if (option === '--') break;
-        if (valued.test(option)) at++;
-      }
-    };
-    if (program === 'exec') {
-      replaces = true;
-      optionsThen(/^-a$/);
-    } else if (program === 'env') {
-      optionsThen(/^(-u|-C|-S|--unset|--chdir)$/);
-      while (at < words.length && /^\w+=/.test(word(at))) at++;
-    } else if (program === 'nice') optionsThen(/^-n$/);
-    else if (program === 'nohup' || program === 'setsid' || program === 'time') optionsThen(/^$/);
-    else if (program === 'stdbuf') optionsThen(/^-[ioe]$/);
-    else if (program === 'timeout') {
-      optionsThen(/^(-s|-k|--signal|--kill-after)$/);
-      at++;
-    } else if (program === 'command' && !word(at + 1).startsWith('-')) at++;
-    else if (INITS.has(program)) optionsThen(/^(-s|-e|-p|-l|--rewrite)$/);
-    else if (program === 'gosu' || program === 'su-exec') at += 2;
-    else if (program === 'busybox' && /^[a-z]/.test(word(at + 1))) at++;
-    else break;
+    const next = RUNS_ARGUMENTS.get(program)?.(at, word);
+    if (next === undefined) break;
+    if (program === 'exec') replaces = true;
+    at = next;
   }
-  return { words: words.slice(at), replaces };
+  return { words: at === 0 ? words : words.slice(at), replaces };
 }
 
 /** The options of `set` or of a shell's command line: single letters (-e) and named ones (-o NAME), each on or off. */

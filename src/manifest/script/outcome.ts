@@ -990,14 +990,13 @@ function simple(
   place: Place,
   key: string,
 ): State[] {
-  const indexes = literal.map((_, index) => index);
-  const inner = innerCommand(indexes, (index) => literal[index]);
-  const at = inner.words[0] ?? literal.length;
-  const rest = literal.slice(at);
-  const known = words.slice(at);
+  const inner = innerCommand(literal, (word) => word);
+  const rest = inner.words;
+  const at = literal.length - rest.length;
+  const known = at === 0 ? words : words.slice(at);
   const program = basename(rest[0] ?? '');
   // The command as the script writes it (`exit $rc`, not the value it had), for the messages.
-  const written = rest.map((word, index) => nodes[at + index]?.text ?? word).join(' ');
+  const written = (): string => rest.map((word, index) => nodes[at + index]?.text ?? word).join(' ');
   const set = (status: number | undefined, by: Path['statusBy'] = 'command'): State[] => {
     state.status = status;
     state.statusAt = place;
@@ -1010,7 +1009,7 @@ function simple(
     for (const after of states) {
       if (!live(after)) continue;
       after.done = 'exec';
-      after.endText = `exec ${written}`;
+      after.endText = `exec ${written()}`;
     }
     return states;
   };
@@ -1023,7 +1022,7 @@ function simple(
       if (program === 'return' && state.depth > 0) state.done = 'return';
       else {
         state.done = 'exit';
-        state.endText = written;
+        state.endText = written();
       }
       return [state];
     }
@@ -1038,7 +1037,7 @@ function simple(
           set(2, 'exit');
           state.refused ??= place;
           state.done = 'exit';
-          state.endText = written;
+          state.endText = written();
           return [state];
         }
       }
