@@ -100,6 +100,8 @@ const RUNS_ARGUMENTS: ReadonlyMap<string, (at: number, word: Word) => number | u
  * the command in the shell's place.
  */
 export function innerCommand<T>(words: readonly T[], text: (word: T) => string | undefined): { words: readonly T[]; replaces: boolean } {
+  // Most commands have none in front: they pass straight through (every command of every path comes here).
+  if (words.length < 2 || !RUNS_ARGUMENTS.has(basename(text(words[0] as T) ?? ''))) return { words, replaces: false };
   let at = 0;
   let replaces = false;
   const word = (index: number): string => (index < words.length ? (text(words[index] as T) ?? '') : '');

@@ -179,7 +179,7 @@ function initial(world: World, start: Start): State {
   return {
     world,
     vars: new Map(start.env),
-    loopVariables: new Map(),
+    loopVariables: EMPTY,
     status: 0,
     statusAt: undefined,
     statusBy: 'none',
@@ -187,8 +187,8 @@ function initial(world: World, start: Start): State {
     pipefail: start.pipefail,
     refusesPipefail: start.refusesPipefail,
     refused: undefined,
-    traps: new Map(),
-    functions: new Map(),
+    traps: EMPTY,
+    functions: EMPTY,
     events: undefined,
     pending: undefined,
     lastBackground: undefined,
@@ -202,10 +202,13 @@ function initial(world: World, start: Start): State {
     trap: undefined,
     depth: 0,
     loops: 0,
-    outputs: new Map(),
+    outputs: EMPTY,
     pipe: [],
   };
 }
+
+/** The empty map every state starts from: maps of a state are never changed, only replaced (put, without). */
+const EMPTY: ReadonlyMap<never, never> = new Map<never, never>();
 
 /** A copy of a state; its maps and lists are shared, never changed: a write puts a new one in its place. */
 const clone = (state: State): State => ({ ...state });
@@ -280,16 +283,23 @@ function push(state: State, event: Event): void {
 function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Context): State[] {
   let current = states;
   for (const child of node.namedChildren) {
-    if (child === null || child.type === 'comment') continue;
+    if (child.type === 'comment') continue;
     const background = child.nextSibling?.type === '&';
-    current = capped(
-      current.flatMap((state) =>
-        !live(state) ? [state] : background ? inBackground(child, state, scope, context) : run(child, state, scope, context),
-      ),
-      context,
-    );
+    if (current.length === 1) {
+      current = capped(statementOf(child, current[0] as State, background, scope, context), context);
+      continue;
+    }
+    const next: State[] = [];
+    for (const state of current) for (const after of statementOf(child, state, background, scope, context)) next.push(after);
+    current = capped(next, context);
   }
   return current;
+}
+
+/** One statement of a sequence on one path: run in the background when BACKGROUND (`cmd &`). */
+function statementOf(node: SyntaxNode, state: State, background: boolean, scope: Scope, context: Context): State[] {
+  if (!live(state)) return [state];
+  return background ? inBackground(node, state, scope, context) : run(node, state, scope, context);
 }
 
 function run(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
@@ -360,7 +370,7 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
     case 'unset_command':
       return substitutions(node, state, scope, context).flatMap((after) => {
         assign(node, after, scope);
-        if (node.type === 'declaration_command' || node.type === 'unset_command' || !hasSubstitution(node)) after.status = 0;
+        if (node.type === 'declaration_command' || node.type === 'unset_command' || !node.hasSubstitution) after.status = 0;
         return failed(after, scope, context);
       });
     case 'test_command':
@@ -462,7 +472,7 @@ function subshell(node: SyntaxNode, state: State, scope: Scope, context: Context
   void node;
   void scope;
   const child = clone(state);
-  child.traps = new Map();
+  child.traps = EMPTY;
   return finish(body(child), context).map((after) => {
     const parent = clone(state);
     parent.events = after.events;
@@ -490,6 +500,7 @@ function inBackground(node: SyntaxNode, state: State, scope: Scope, context: Con
 
 /** A shell's end: its EXIT trap runs (not after exec), and keeps the status unless it exits. */
 function finish(states: State[], context: Context): State[] {
+  if (states.every((state) => !state.traps.has('EXIT'))) return states;
   return states.flatMap((state) => {
     if (state.done === 'exec' || state.trap !== undefined) return [state];
     const exit = state.traps.get('EXIT');
@@ -763,8 +774,7 @@ const endIteration = (state: State): State => {
 
 /** Runs the command substitutions in a node's words, in order, keeping each one's output when known. */
 function substitutions(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  const text = node.text;
-  if (!text.includes('$(') && !text.includes('`')) return [state];
+  if (!node.hasSubstitution) return [state];
   // The outermost ones: those inside another run with it.
   const found: SyntaxNode[] = [];
   let end = -1;
@@ -805,9 +815,6 @@ function echoed(substitution: SyntaxNode, state: State): string | undefined {
   if (program === 'printf') return (words[0] ?? '').replace(/%s/, words[1] ?? '').replace(/\\n$/, '');
   return words.filter((word) => !/^-[neE]+$/.test(word)).join(' ');
 }
-
-const hasSubstitution = (node: SyntaxNode): boolean =>
-  (node.text.includes('$(') || node.text.includes('`')) && node.descendantsOfType('command_substitution').length > 0;
 
 /** `x=VALUE`, `local x=$?`, `export A`: the value kept when known. */
 function assign(node: SyntaxNode, state: State, scope: Scope): void {
@@ -959,22 +966,31 @@ function testWords(words: readonly (string | undefined)[]): boolean | undefined 
 }
 
 function command(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
+  if (!node.hasSubstitution) return commandRun(node, state, scope, context);
+  return substitutions(node, state, scope, context).flatMap((ready) => commandRun(node, ready, scope, context));
+}
+
+/** A command once its substitutions ran: its words expanded, then run. */
+function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
   const name = node.childForFieldName('name');
-  const go = (ready: State): State[] => {
-    if (name === null) {
-      // Assignments only.
-      assign(node, ready, scope);
-      if (!hasSubstitution(node)) ready.status = 0;
-      return failed(ready, scope, context);
-    }
-    const nodes = [name, ...node.childrenForFieldName('argument')];
-    const words = nodes.map((word) => expand(word, ready));
-    const literal = nodes.map((word, index) => words[index] ?? word.text);
-    return simple(literal, words, nodes, ready, scope, context, placeOf(name, scope), keyOf(name, scope)).flatMap((after) =>
-      failed(after, scope, context),
-    );
-  };
-  return hasSubstitution(node) ? substitutions(node, state, scope, context).flatMap(go) : go(state);
+  if (name === null) {
+    // Assignments only.
+    assign(node, state, scope);
+    if (!node.hasSubstitution) state.status = 0;
+    return failed(state, scope, context);
+  }
+  const nodes = [name];
+  const words = [expand(name, state)];
+  const literal = [words[0] ?? name.text];
+  for (const child of node.children) {
+    if (child.field !== 'argument') continue;
+    const word = expand(child, state);
+    nodes.push(child);
+    words.push(word);
+    literal.push(word ?? child.text);
+  }
+  const after = simple(literal, words, nodes, state, scope, context, placeOf(name, scope), keyOf(name, scope));
+  return after.length === 1 ? failed(after[0] as State, scope, context) : after.flatMap((one) => failed(one, scope, context));
 }
 
 const WORK_STATUS = 1;
@@ -1095,7 +1111,7 @@ function simple(
           child.errexit = inherit.errexit;
           child.pipefail = inherit.pipefail;
           child.refusesPipefail = inherit.refusesPipefail;
-          child.functions = new Map();
+          child.functions = EMPTY;
           child.tested = 0;
           child.depth = 0;
           child.loops = 0;

@@ -7,7 +7,7 @@
 import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
-import { inside, type Outcome, outcomeOf, type Scope } from './outcome.ts';
+import { inside, type Outcome, outcomeOf, type Path, type Scope } from './outcome.ts';
 import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 import { plainTree, type Syntax } from './syntax.ts';
@@ -284,27 +284,27 @@ function runsOf(outcome: Outcome, count: number): Runs[] {
     trap: undefined as string | undefined,
   }));
   const failures = outcome.failure.filter((path) => path.failed);
-  for (const [world, paths] of [
-    ['success', outcome.success],
-    ['failure', failures],
-  ] as const) {
+  // The path each id was last counted on, so that an id said twice on one path counts once.
+  const countedOn = new Array<Path | undefined>(count);
+  const read = (world: 'success' | 'failure', paths: readonly Path[]): void => {
     for (const path of paths) {
       let worked = false;
-      const counted = new Set<number>();
       for (const event of path.events) {
         if (event.what === 'work') worked = true;
         if (event.said === undefined) continue;
         const entry = seen[event.said];
         if (entry === undefined) continue;
-        if (!counted.has(event.said)) entry[world]++;
+        if (countedOn[event.said] !== path) entry[world]++;
+        countedOn[event.said] = path;
         entry.repeated ||= event.looped === true;
-        counted.add(event.said);
         entry.afterWork ||= worked;
         entry.effective ||= event.background !== true;
         if (event.trap !== undefined) entry.trap = event.trap;
       }
     }
-  }
+  };
+  read('success', outcome.success);
+  read('failure', failures);
   const signals = new Map(outcome.onSignal.map(({ said, trap }) => [said, trap]));
   const unknown = outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined;
   const skippedBy = (): string => {

@@ -39,6 +39,7 @@ class Text {
 const NAMED = 1;
 const MISSING = 2;
 const ERROR = 4;
+const SUBSTITUTION = 8;
 
 /**
  * A node of the tree, with the part of web-tree-sitter's Node interface that the readers of scripts use. Kept
@@ -65,7 +66,11 @@ export class Syntax {
     this.startIndex = start;
     this.endIndex = end;
     this.#source = source;
-    this.#flags = (isNamed ? NAMED : 0) | (isMissing ? MISSING : 0) | (type === 'ERROR' || isMissing ? ERROR : 0);
+    this.#flags =
+      (isNamed ? NAMED : 0) |
+      (isMissing ? MISSING : 0) |
+      (type === 'ERROR' || isMissing ? ERROR : 0) |
+      (type === 'command_substitution' ? SUBSTITUTION : 0);
   }
 
   get isNamed(): boolean {
@@ -81,8 +86,14 @@ export class Syntax {
     return (this.#flags & ERROR) !== 0;
   }
 
-  set hasError(value: boolean) {
-    this.#flags = value ? this.#flags | ERROR : this.#flags & ~ERROR;
+  /** It is a command substitution (`$(...)`, backquotes), or one is under it. */
+  get hasSubstitution(): boolean {
+    return (this.#flags & SUBSTITUTION) !== 0;
+  }
+
+  /** What a child passes up when it is done: its errors and its substitutions. */
+  inherit(child: Syntax): void {
+    this.#flags |= child.#flags & (ERROR | SUBSTITUTION);
   }
 
   get text(): string {
@@ -180,7 +191,7 @@ export function plainTree(tree: Tree, text: string): Syntax {
   };
   try {
     const root = here();
-    // The nodes whose children are being read, the innermost last; a node's errors reach its parent when it is done.
+    // The nodes whose children are being read, the innermost last; a node's errors and substitutions reach its parent when it is done.
     const open: Syntax[] = [root];
     if (!cursor.gotoFirstChild()) return root;
     for (;;) {
@@ -191,14 +202,14 @@ export function plainTree(tree: Tree, text: string): Syntax {
         open.push(node);
         continue;
       }
-      if (node.hasError) parent.hasError = true;
+      parent.inherit(node);
       while (!cursor.gotoNextSibling()) {
         cursor.gotoParent();
         const done = open.pop() as Syntax;
         done.done();
         const above = open.at(-1);
         if (above === undefined) return root;
-        if (done.hasError) above.hasError = true;
+        above.inherit(done);
       }
     }
   } finally {

@@ -29,6 +29,7 @@ const WRITTEN = [
   'a && b || ! c | d; (e; f) & { g; }',
   'job |',
   'echo $(date; ( job',
+  'x=`date`; echo "a $(b `c`) d" <<EOF\n$(e)\nEOF',
 ];
 
 function same(plain: Syntax, node: Node, path: string): number {
@@ -37,6 +38,7 @@ function same(plain: Syntax, node: Node, path: string): number {
   assert.equal(plain.isNamed, node.isNamed, `${where}: isNamed`);
   assert.equal(plain.isMissing, node.isMissing, `${where}: isMissing`);
   assert.equal(plain.hasError, node.hasError, `${where}: hasError`);
+  assert.equal(plain.hasSubstitution, node.descendantsOfType('command_substitution').length > 0, `${where}: hasSubstitution`);
   assert.equal(plain.startIndex, node.startIndex, `${where}: startIndex`);
   assert.equal(plain.endIndex, node.endIndex, `${where}: endIndex`);
   assert.deepEqual(plain.startPosition, node.startPosition, `${where}: startPosition`);
