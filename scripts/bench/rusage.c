@@ -1,5 +1,5 @@
 /*
- * The bench's timer (scripts/bench/rusage.ts builds it with the machine's cc):
+ * The bench's timer (scripts/bench/run.ts builds it with the machine's cc):
  *
  *   rusage [--cgroup PROCS_FILE] [--evict FILE]... -- PROGRAM ARGS...
  *
