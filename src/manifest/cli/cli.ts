@@ -43,7 +43,7 @@ const EXIT_USAGE = EXIT_TOOL_USAGE;
  */
 export const MAX_INPUT_MIB = 64;
 const MAX_INPUT_BYTES = MAX_INPUT_MIB * 1024 * 1024;
-/** What the kubectl plugin's -f DIR reads in a directory, as kubectl's -f does (not recursive, in name order). */
+/** What a DIR (the kubectl plugin's -f DIR) reads in a directory, as kubectl's -f does (not recursive, in name order). */
 const MANIFEST_FILE = /\.(ya?ml|json)$/;
 
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
@@ -62,7 +62,7 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
     return EXIT_USAGE;
   }
   await loadShellParserWithin(parserMemory(before));
-  const files = plugin ? expandDirectories(request.files, io) : request.files;
+  const files = expandDirectories(request.files, io);
   const now = io.addressSpace?.();
   const room = before === undefined || now === undefined ? undefined : { before, now };
   if (request.kind === 'check') return runCheck(files, request.settings, { ...request.output, version }, io, room);
@@ -74,7 +74,7 @@ interface Unusable {
   readonly problem: string;
 }
 
-/** -f DIR: the directory's .yaml, .yml and .json files in name order; every other FILE as it is. */
+/** DIR (-f DIR): the directory's .yaml, .yml and .json files in name order; every other FILE as it is. */
 function expandDirectories(files: readonly string[], io: ManifestIo): readonly (string | Unusable)[] {
   return files.flatMap((file): (string | Unusable)[] => {
     let names: readonly string[] | undefined;
@@ -251,7 +251,7 @@ function usage(plugin: boolean, version: string): string {
         `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
         `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
       ]
-    : [`${PROGRAM} --check FILE... [OPTIONS]`, `${PROGRAM} --inject FILE... [--image IMAGE] [--native] [OPTIONS]`];
+    : [`${PROGRAM} --check FILE|DIR... [OPTIONS]`, `${PROGRAM} --inject FILE|DIR... [--image IMAGE] [--native] [OPTIONS]`];
   const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
@@ -260,7 +260,7 @@ function usage(plugin: boolean, version: string): string {
     `       ${inject}`,
     '',
     'FILE is YAML with any number of documents (a kind: List too); - reads stdin.',
-    ...(plugin ? ['-f DIR reads the .yaml, .yml and .json files in DIR (not below it), in name order.'] : []),
+    `${plugin ? '-f DIR' : 'A DIR'} reads the .yaml, .yml and .json files in DIR (not below it), in name order.`,
     `A FILE larger than ${MAX_INPUT_MIB} MiB is refused (the Kubernetes API server takes 1.5 MiB in one`,
     'object); so is one nested too deeply to parse. Flags go in any order; --flag=VALUE too.',
     '',

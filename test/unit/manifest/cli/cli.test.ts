@@ -159,6 +159,27 @@ describe('the kubectl plugin', () => {
     );
     assert.equal(injected.stdout.split('\n---\n').length, 3, 'a --- between two files');
   });
+  test('--check DIR and --inject DIR read a directory as -f DIR does', async () => {
+    const pairs: [string[], string[]][] = [
+      [
+        ['--check', 'manifests', 'job.yaml'],
+        ['check', '-f', 'manifests', '-f', 'job.yaml'],
+      ],
+      [
+        ['--inject', 'manifests/', '--native'],
+        ['inject', '-f', 'manifests/', '--native'],
+      ],
+      [
+        ['--check', 'empty'],
+        ['check', '-f', 'empty'],
+      ],
+    ];
+    for (const [flags, plugin] of pairs) {
+      const byFlags = await run(flags, files);
+      assert.deepEqual(byFlags, await run(plugin, files, undefined, true), flags.join(' '));
+      assert.ok(byFlags.stdout !== '' || byFlags.stderr.length > 0, flags.join(' '));
+    }
+  });
   test('-f DIR with no manifest in it: one line, exit 2', async () => {
     const result = await run(['check', '-f', 'empty'], files, undefined, true);
     assert.deepEqual([result.code, result.stderr], [2, ['empty: a directory with no .yaml, .yml or .json file in it']]);
