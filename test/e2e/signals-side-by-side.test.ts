@@ -93,6 +93,20 @@ async function within<T>(ms: number, promise: Promise<T>, what: string): Promise
   }
 }
 
+/**
+ * Resolves once process PID sleeps in sigsuspend: coreutils timeout's wait for its child. Its child can be running
+ * (even have said ready) before timeout itself has stored the child's pid on return from fork; an ALRM in that
+ * window makes it exit 128+TERM and signal nobody, so its timer is not fired before it waits. Polled (a bound, not
+ * a wait for time to pass): /proc/PID/wchan names the kernel function it sleeps in.
+ */
+async function waitingForChild(pid: number, boundMs = 10_000): Promise<void> {
+  const end = Date.now() + boundMs;
+  while (!readFileSync(`/proc/${pid}/wchan`, 'utf8').includes('sigsuspend')) {
+    if (Date.now() > end) throw new Error(`process ${pid} is not waiting in sigsuspend within ${boundMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 /** Busy for `micros`: a timer would be far coarser than the gaps measured. */
 function spin(micros: number): void {
   const end = process.hrtime.bigint() + BigInt(micros) * 1000n;
@@ -238,6 +252,7 @@ const TIMED: Record<string, Trial> = {
   'coreutils timeout': {
     start: (argv) => start('timeout', ['30', ...argv], { timeoutMs: 15_000 }),
     async send(_entry, running) {
+      await waitingForChild(running.pid);
       process.kill(running.pid, 'SIGALRM');
       await firstDelivery(running, TERM);
     },
