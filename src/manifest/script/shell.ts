@@ -10,7 +10,7 @@ import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { inside, type Outcome, outcomeOf, type Path, type Scope } from './outcome.ts';
 import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
-import { plainTree, type Syntax } from './syntax.ts';
+import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
 
 export { WRAPPERS };
 
@@ -26,7 +26,10 @@ export const loadShellParser = (): Promise<void> => loadShellParserWithin(undefi
 export async function loadShellParserWithin(memory: ParserMemory | undefined): Promise<void> {
   if (parser !== undefined) return;
   const files = grammarFiles();
-  await Parser.init({ wasmBinary: files.runtime, ...(memory === undefined ? {} : { wasmMemory: new WebAssembly.Memory(memory) }) });
+  // The binding's loader fills this object in with its exports: plainTree walks trees with its cursor functions.
+  const binding = { wasmBinary: files.runtime, ...(memory === undefined ? {} : { wasmMemory: new WebAssembly.Memory(memory) }) };
+  await Parser.init(binding);
+  useCursorBinding(binding);
   const bash = await Language.load(files.bash);
   parser = new Parser();
   parser.setLanguage(bash);

@@ -2,7 +2,42 @@
 // of one crosses into it and builds a new object; the outcome model reads the same nodes many times (once per
 // path), so the tree is copied out once, in one walk of a cursor, and the parser's tree freed at once.
 
-import type { Tree } from 'web-tree-sitter';
+import type { Language, Tree } from 'web-tree-sitter';
+
+/**
+ * The cursor functions of web-tree-sitter's WebAssembly binding (its tree-sitter.c), which its TreeCursor calls.
+ * Each takes the tree's address and finds the cursor in the binding's transfer buffer, where every move writes
+ * it back; TreeCursor copies the cursor's four words in and out of that buffer in JavaScript around every call,
+ * which costs more than the call. The walk below calls them directly: the buffer carries the cursor from one
+ * call to the next, and nothing else runs in between. A move answers 1 when it moved.
+ */
+const CURSOR_FUNCTIONS = [
+  '_ts_tree_root_node_wasm',
+  '_ts_tree_cursor_new_wasm',
+  '_ts_tree_cursor_delete_wasm',
+  '_ts_tree_cursor_goto_first_child_wasm',
+  '_ts_tree_cursor_goto_next_sibling_wasm',
+  '_ts_tree_cursor_goto_parent_wasm',
+  '_ts_tree_cursor_current_node_type_id_wasm',
+  '_ts_tree_cursor_current_node_is_missing_wasm',
+  '_ts_tree_cursor_current_field_id_wasm',
+  '_ts_tree_cursor_start_index_wasm',
+  '_ts_tree_cursor_end_index_wasm',
+] as const;
+
+type CursorBinding = Record<(typeof CURSOR_FUNCTIONS)[number], (tree: number) => number>;
+
+let binding: CursorBinding | undefined;
+
+/**
+ * Keeps the binding: MODULE is the options object given to Parser.init, which the binding's loader fills in with
+ * its exports. Throws, naming what is missing, when it does not hold them (another version of web-tree-sitter).
+ */
+export function useCursorBinding(module: object): void {
+  const missing = CURSOR_FUNCTIONS.filter((name) => typeof (module as Record<string, unknown>)[name] !== 'function');
+  if (missing.length > 0) throw new Error(`web-tree-sitter's binding has no ${missing.join(', ')}`);
+  binding = module as CursorBinding;
+}
 
 export interface Point {
   readonly row: number;
@@ -168,43 +203,61 @@ export class Syntax {
   }
 }
 
+const namedByLanguage = new WeakMap<Language, readonly boolean[]>();
+
+/** Whether each kind of node of LANGUAGE is named, by its id. */
+function namedTypes(language: Language): readonly boolean[] {
+  let known = namedByLanguage.get(language);
+  if (known === undefined) {
+    known = Array.from({ length: language.types.length }, (_, id) => language.nodeTypeIsNamed(id));
+    namedByLanguage.set(language, known);
+  }
+  return known;
+}
+
 /** TREE, parsed from TEXT, as plain nodes; the tree itself is left to the caller to delete. */
 export function plainTree(tree: Tree, text: string): Syntax {
+  if (binding === undefined) throw new Error('the shell parser is not loaded (useCursorBinding)');
+  const c = binding;
   const source = new Text(text);
-  // What a kind of node is named, and whether it is named, asked of the parser once per kind.
+  // What a kind of node is named, and whether it is named, asked of the parser once per language.
   const { types, fields } = tree.language;
-  const named: boolean[] = [];
+  const named = namedTypes(tree.language);
   // Only a tree with an error has missing tokens.
   const missing = tree.rootNode.hasError;
-  const cursor = tree.walk();
+  // The tree's address in WebAssembly memory: web-tree-sitter keeps it at index 0 of its Tree.
+  const address = (tree as unknown as { readonly 0: number })[0];
   const here = (): Syntax => {
-    const id = cursor.nodeTypeId;
-    named[id] ??= cursor.nodeIsNamed;
+    const id = c._ts_tree_cursor_current_node_type_id_wasm(address);
+    // An id outside the language's table is tree-sitter's ERROR, a named node.
     return new Syntax(
       types[id] || 'ERROR',
-      named[id] as boolean,
-      missing && cursor.nodeIsMissing,
-      cursor.startIndex,
-      cursor.endIndex,
+      named[id] ?? true,
+      missing && c._ts_tree_cursor_current_node_is_missing_wasm(address) === 1,
+      c._ts_tree_cursor_start_index_wasm(address),
+      c._ts_tree_cursor_end_index_wasm(address),
       source,
     );
   };
+  // The binding's cursor starts from the node in the transfer buffer: the root.
+  c._ts_tree_root_node_wasm(address);
+  c._ts_tree_cursor_new_wasm(address);
   try {
     const root = here();
     // The nodes whose children are being read, the innermost last; a node's errors and substitutions reach its parent when it is done.
     const open: Syntax[] = [root];
-    if (!cursor.gotoFirstChild()) return root;
+    if (c._ts_tree_cursor_goto_first_child_wasm(address) !== 1) return root;
     for (;;) {
       const parent = open.at(-1) as Syntax;
       const node = here();
-      parent.append(node, fields[cursor.currentFieldId] ?? null);
-      if (cursor.gotoFirstChild()) {
+      parent.append(node, fields[c._ts_tree_cursor_current_field_id_wasm(address)] ?? null);
+      if (c._ts_tree_cursor_goto_first_child_wasm(address) === 1) {
         open.push(node);
         continue;
       }
       parent.inherit(node);
-      while (!cursor.gotoNextSibling()) {
-        cursor.gotoParent();
+      while (c._ts_tree_cursor_goto_next_sibling_wasm(address) !== 1) {
+        c._ts_tree_cursor_goto_parent_wasm(address);
         const done = open.pop() as Syntax;
         done.done();
         const above = open.at(-1);
@@ -213,6 +266,6 @@ export function plainTree(tree: Tree, text: string): Syntax {
       }
     }
   } finally {
-    cursor.delete();
+    c._ts_tree_cursor_delete_wasm(address);
   }
 }

@@ -6,7 +6,7 @@ import { before, test } from 'node:test';
 import { Language, type Node, Parser } from 'web-tree-sitter';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { grammarFiles } from '../../../../src/manifest/script/shell-grammar.ts';
-import { plainTree, type Syntax } from '../../../../src/manifest/script/syntax.ts';
+import { plainTree, type Syntax, useCursorBinding } from '../../../../src/manifest/script/syntax.ts';
 import { DEFAULT_SEED, generateScripts } from '../../../support/script-grammar.ts';
 
 let parser: Parser;
@@ -98,4 +98,11 @@ test('descendantsOfType: every node of the type in the order of the text, as the
   } finally {
     tree.delete();
   }
+});
+
+test("a binding without the cursor's functions (another web-tree-sitter) is refused, naming what it lacks", () => {
+  assert.throws(
+    () => useCursorBinding({ _ts_tree_root_node_wasm: () => 0 }),
+    /binding has no _ts_tree_cursor_new_wasm, .*_ts_tree_cursor_end_index_wasm$/,
+  );
 });
