@@ -21,7 +21,7 @@ import {
   readPod,
 } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { columnOf, entries, get, getIn, items, lineInValue, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/outcome.ts';
 import { basename } from '../script/commands.ts';
 import { workloads } from '../yaml/workloads.ts';
@@ -671,7 +671,7 @@ const quitPath = (node: unknown): boolean => scalars(node).some(({ value }) => q
 function scriptLine(container: ContainerFacts, row: number, column: number): number {
   const script = container.script;
   if (script === undefined) return 0;
-  return lineInValue(script.lines, row, column) ?? 0;
+  return script.lines.lineAt(row, column) ?? 0;
 }
 
 /**

@@ -3,10 +3,10 @@
 // template), or one finding (a `# istio-job-run ignore=RULE` comment on its line or the line above, a YAML
 // comment or one in the script).
 
-import { isMap, type YAMLMap } from 'yaml';
+import type { YAMLMap } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
 import { type Finding, RULE_SUMMARIES } from '../check/rules.ts';
-import { getIn, items, type Source, text } from '../yaml/source.ts';
+import { getIn, isMap, items, type Source, text } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
 
 export const IGNORE_FLAG = '--ignore';

@@ -11,7 +11,7 @@
 // through an alias is changed (that pod is refused, naming the anchor). A rewritten pod runs istio-job-run, so
 // a second --inject leaves it as it is. What cannot be rewritten safely is refused, all of it named at once.
 
-import { isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
+import type { Node, YAMLMap, YAMLSeq } from 'yaml';
 import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config/options.ts';
 import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
@@ -20,7 +20,7 @@ import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
-import { get, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
+import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 

@@ -4,7 +4,7 @@
 // runs (a wrapper, a shell script read by src/manifest/script/shell.ts) and which of the script's requests quit
 // or wait for which sidecar.
 
-import { isMap, isScalar, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import {
@@ -22,9 +22,22 @@ import {
 import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
 import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
-import { entries, get, getIn, items, lineInValue, lineOf, lineText, pairOf, type Source, text, valueLines } from '../yaml/source.ts';
+import {
+  entries,
+  get,
+  getIn,
+  isMap,
+  isScalar,
+  items,
+  lineOf,
+  lineText,
+  pairOf,
+  type Source,
+  text,
+  type ValueLines,
+  valueLines,
+} from '../yaml/source.ts';
 
-type ValueLine = ReturnType<typeof valueLines>[number];
 import type { Workload } from '../yaml/workloads.ts';
 
 /** Where the user says namespaces inject sidecars: kind -> namespaces ('*': every one). */
@@ -73,7 +86,7 @@ export interface ContainerFacts {
   readonly script?: {
     readonly node: Scalar;
     readonly facts: ScriptFacts;
-    readonly lines: readonly ValueLine[];
+    readonly lines: ValueLines;
     /** A folded block scalar that joined commands into one line: the line of each joined command. */
     readonly joined: readonly number[];
   };
@@ -457,7 +470,7 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
   const lineAt = (row: number, column: number): number =>
     script === undefined
       ? lineOf(source, pairOf(node, 'command') ?? node)
-      : (lineInValue(script.lines, row, column) ?? lineOf(source, script.node));
+      : (script.lines.lineAt(row, column) ?? lineOf(source, script.node));
   const aimed: RequestTarget[] = [];
   for (const request of script?.facts.requests ?? []) {
     const line = lineAt(request.place.row, request.place.column);
@@ -487,9 +500,9 @@ export function containerEnv(container: Node): Map<string, string> {
 }
 
 /** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */
-function joinedCommands(lines: readonly ValueLine[], source: Source): number[] {
+function joinedCommands(lines: ValueLines, source: Source): number[] {
   const joined: number[] = [];
-  for (const { pieces } of lines) {
+  for (const { pieces } of lines.rows) {
     for (let i = 1; i < pieces.length; i++) {
       const previous = lineText(source, pieces[i - 1]?.line ?? 1).trimEnd();
       const current = lineText(source, pieces[i]?.line ?? 1).trim();

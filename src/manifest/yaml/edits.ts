@@ -3,8 +3,8 @@
 // block collection gets block lines at its own indentation (sequences under a key indented as the file's
 // `containers:` are), a flow collection gets JSON, which YAML reads as flow.
 
-import { isMap, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
-import type { Source } from './source.ts';
+import type { Node, Pair, YAMLMap, YAMLSeq } from 'yaml';
+import { isMap, isSeq, type Source } from './source.ts';
 
 /** What can be inserted: strings, numbers, booleans, and lists and objects of them. */
 export type Value = string | number | boolean | readonly Value[] | { readonly [key: string]: Value };

@@ -5,23 +5,18 @@
 // Nothing is ever printed from the parsed values: --inject inserts text at these places (edits.ts), so every
 // byte it does not add stays as it was written.
 
-import {
-  type Document,
-  isAlias,
-  isMap,
-  isNode,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  type Pair,
-  parseAllDocuments,
-  type Scalar,
-  visit,
-  type YAMLMap,
-  type YAMLSeq,
-} from 'yaml';
+import { Alias, type Document, LineCounter, type Node, Pair, parseAllDocuments, Scalar, visit, YAMLMap, YAMLSeq } from 'yaml';
+
+// What kind of node a value is, by its class. The yaml package's isScalar, isMap... read a symbol-keyed property
+// that every kind of node has; where one place meets every kind (as these readers do, for every field of every
+// pod), V8 looks that property up in a table each time, and a class check costs a fraction of it. The parser's
+// nodes are all of these classes (a set or an omap, of a subclass).
+export const isScalar = (node: unknown): node is Scalar => node instanceof Scalar;
+export const isMap = (node: unknown): node is YAMLMap => node instanceof YAMLMap;
+export const isSeq = (node: unknown): node is YAMLSeq => node instanceof YAMLSeq;
+const isAlias = (node: unknown): node is Alias => node instanceof Alias;
+const isPair = (node: unknown): node is Pair => node instanceof Pair;
+const isNode = (node: unknown): node is Node => isScalar(node) || isMap(node) || isSeq(node) || isAlias(node);
 
 export interface Source {
   /** How messages name the file: its path as given, or <stdin>. */
@@ -79,8 +74,8 @@ export function parseSource(name: string, text: string): Source | { readonly err
 
 /** The node an alias stands for; any other node as it is. */
 function deref(node: unknown): Node | undefined {
-  if (isAlias(node)) return anchored.get(node);
-  return isNode(node) ? node : undefined;
+  if (isScalar(node) || isMap(node) || isSeq(node)) return node;
+  return isAlias(node) ? anchored.get(node) : undefined;
 }
 
 /** Whether a pair is a `<<` merge key. */
@@ -216,12 +211,45 @@ interface ValueLine {
   readonly pieces: readonly { readonly column: number; readonly line: number }[];
 }
 
+/** Where the lines of a string scalar's value come from in the file. */
+export interface ValueLines {
+  /** The file's line of a place (row and column from 0) in the value; undefined for an empty value. */
+  lineAt(row: number, column: number): number | undefined;
+  /** Each line of the value, made of pieces of the file's lines. */
+  readonly rows: readonly ValueLine[];
+}
+
 /**
- * Where each line of a string scalar's value comes from in the file: a literal block keeps its lines, a folded
+ * Where the lines of a string scalar's value come from. A literal block keeps its lines, so its row N is the
+ * Nth line under its header, found without listing them (every script of every pod is read here); a folded block
+ * or a multi-line flow scalar joins lines into one, and its rows are listed.
+ */
+export function valueLines(source: Source, node: Node): ValueLines {
+  const scalar = node as Scalar;
+  if (scalar.type !== 'BLOCK_LITERAL') {
+    const rows = valueRows(source, scalar);
+    return { rows, lineAt: (row, column) => lineInRows(rows, row, column) };
+  }
+  const start = scalar.range?.[0] ?? 0;
+  const end = scalar.range?.[1] ?? start;
+  let count = 0;
+  for (let at = start; at < end; at++) if (source.text.charCodeAt(at) === NEWLINE) count++;
+  const first = source.lines.linePos(start).line + 1;
+  return {
+    lineAt: (row) => (count === 0 ? undefined : first + Math.min(row, count - 1)),
+    get rows() {
+      return valueRows(source, scalar);
+    },
+  };
+}
+
+const NEWLINE = 10;
+
+/**
+ * Each line of a string scalar's value as pieces of the file's lines: a literal block keeps its lines, a folded
  * block or a multi-line flow scalar joins lines into one, which YAML's folding decides as done here.
  */
-export function valueLines(source: Source, node: Node): readonly ValueLine[] {
-  const scalar = node as Scalar;
+function valueRows(source: Source, scalar: Scalar): readonly ValueLine[] {
   const start = scalar.range?.[0] ?? 0;
   const end = scalar.range?.[1] ?? start;
   const first = source.lines.linePos(start).line;
@@ -273,8 +301,8 @@ export function valueLines(source: Source, node: Node): readonly ValueLine[] {
   return out.map((pieces) => ({ pieces }));
 }
 
-/** The file's line of a place (row and column from 0) in a scalar's value. */
-export function lineInValue(lines: readonly ValueLine[], row: number, column: number): number | undefined {
+/** The file's line of a place (row and column from 0) in a scalar's value, from its rows. */
+function lineInRows(lines: readonly ValueLine[], row: number, column: number): number | undefined {
   const pieces = lines[row]?.pieces ?? lines.at(-1)?.pieces;
   if (pieces === undefined || pieces.length === 0) return undefined;
   let line = pieces[0]?.line;

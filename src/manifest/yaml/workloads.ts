@@ -1,8 +1,8 @@
 // The Jobs, CronJobs and bare Pods of a file (a `kind: List`'s items too), each with its pod template; what
 // their pods will have is read by pod.ts.
 
-import { isMap, type Node, type YAMLMap } from 'yaml';
-import { get, getIn, items, type Source, text } from './source.ts';
+import type { Node, YAMLMap } from 'yaml';
+import { get, getIn, isMap, items, type Source, text } from './source.ts';
 
 type WorkloadKind = 'Job' | 'CronJob' | 'Pod';
 

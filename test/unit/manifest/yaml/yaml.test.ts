@@ -146,7 +146,47 @@ describe('a long block scalar', () => {
     const node = get(parsed.documents[0]?.contents, 'script');
     assert.ok(node !== undefined && node !== null);
     const found = valueLines(parsed, node as Parameters<typeof valueLines>[1]);
-    assert.deepEqual(found[0]?.pieces, [{ column: 0, line: 2 }]);
-    assert.deepEqual(found[299_999]?.pieces, [{ column: 0, line: 300_001 }]);
+    assert.equal(found.lineAt(0, 0), 2);
+    assert.equal(found.lineAt(299_999, 4), 300_001);
+    assert.deepEqual(found.rows[0]?.pieces, [{ column: 0, line: 2 }]);
+    assert.deepEqual(found.rows[299_999]?.pieces, [{ column: 0, line: 300_001 }]);
+  });
+});
+
+describe('the lines of a block scalar', () => {
+  const headers = ['|', '|-', '|+', '|2', '| # the script', '>', '>-', '>+'];
+  const bodies = [['set -e', 'job', 'curl -X POST x'], ['a', '', '  indented', '', '', 'b'], ['first', 'second', '', ''], [''], ['only']];
+  test("each line of the value is found on the file's line that holds it, as the YAML parser reads the value", () => {
+    let compared = 0;
+    for (const header of headers) {
+      for (const body of bodies) {
+        for (const newline of ['\n', '\r\n']) {
+          const yaml = ['spec:', `  script: ${header}`, ...body.map((line) => (line === '' ? '' : `    ${line}`)), '  after: 1', ''].join(
+            newline,
+          );
+          const parsed = source(yaml);
+          const node = getIn(parsed.documents[0]?.contents, ['spec', 'script']);
+          assert.ok(node !== undefined && node !== null, yaml);
+          const found = valueLines(parsed, node as Parameters<typeof valueLines>[1]);
+          const fileLines = yaml.split(newline);
+          const value = String((node as { value: unknown }).value);
+          value.split('\n').forEach((row, index) => {
+            if (row.trim() === '') return;
+            const line = found.lineAt(index, 0);
+            assert.ok(line !== undefined, `${JSON.stringify(yaml)} row ${index}`);
+            assert.ok(
+              (fileLines[line - 1] ?? '').includes(row.trim().split(' ')[0] ?? ''),
+              `${JSON.stringify(yaml)} row ${index}: line ${line}`,
+            );
+            // The rows listed say the same.
+            assert.equal(found.rows[index]?.pieces[0]?.line, line, `${JSON.stringify(yaml)} row ${index}: the rows`);
+            compared++;
+          });
+          // Past the last row: the last row's line, as the rows say.
+          assert.equal(found.lineAt(found.rows.length + 2, 0), found.rows.at(-1)?.pieces[0]?.line, `${JSON.stringify(yaml)}: past the end`);
+        }
+      }
+    }
+    assert.ok(compared > 100, `${compared} lines compared`);
   });
 });
