@@ -7,6 +7,7 @@
 import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
+import { parseCommon } from './common.ts';
 import { inside, type Outcome, outcomeOf, type Path, type Scope } from './outcome.ts';
 import { type Place, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
@@ -199,8 +200,10 @@ function parseScript(shellParser: Parser, script: string): Syntax | null {
   return plain(shellParser, `${text}\n${delimiter}\n`);
 }
 
-/** TEXT parsed, as plain nodes (the parser's tree freed). */
+/** TEXT parsed, as plain nodes (the parser's tree freed); the shapes most scripts have without the parser. */
 function plain(shellParser: Parser, text: string): Syntax | null {
+  const common = parseCommon(text);
+  if (common !== undefined) return common;
   const tree = shellParser.parse(text);
   if (tree === null) return null;
   try {

@@ -49,6 +49,9 @@ let nextId = 1;
 const NONE: readonly Syntax[] = Object.freeze([]);
 
 /** The text a tree was parsed from, and where each of its lines starts. */
+/** The text of a tree that a reader other than the parser builds (common.ts). */
+export const textOf = (text: string): Text => new Text(text);
+
 class Text {
   readonly source: string;
   readonly #lineStarts: number[] = [0];
