@@ -160,6 +160,8 @@ interface TemplateMarkers {
   readonly processes: readonly string[];
   /** Programs of an older release that has no quit endpoint at all (the Cloud SQL proxy's v1). */
   readonly noQuitPrograms?: readonly string[];
+  /** A variable of the pod's environment holding the quit URLs, which scripts loop over and send to (an operator's). */
+  readonly quitUrlsVariable?: string;
 }
 
 /** The pod's annotations as a kind's rule reads them. */
@@ -302,6 +304,7 @@ export const SIDECAR_KINDS = [
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
       noQuitPrograms: ['cloud_sql_proxy'],
       processes: ['cloud-sql-proxy', 'cloud_sql_proxy'],
+      quitUrlsVariable: 'CSQL_PROXY_QUIT_URLS',
     },
     label: 'cloud-sql-proxy',
     ...AUTH_PROXY,

@@ -112,3 +112,25 @@ test('every import inside src/manifest/ goes to the same stage or one above it i
   }
   assert.deepEqual(wrong, []);
 });
+
+/** The files of the shell model in the order docs/DEVELOPING.md lists them under script/: each imports only those before it. */
+function drawnModel(): string[] {
+  const tree = drawnTree();
+  const entry = tree.slice(tree.indexOf('\n    script/ '), tree.indexOf('\n    pod/ '));
+  const order = entry.slice(entry.indexOf('each file importing only those before it:'));
+  return [...order.matchAll(/([a-z-]+\.ts) \(/g)].map((match) => match[1] as string);
+}
+
+test("the shell model's files import one way: each only from those docs/DEVELOPING.md lists before it", () => {
+  const model = drawnModel();
+  assert.deepEqual(model, ['state.ts', 'words.ts', 'builtins.ts', 'outcome.ts']);
+  const script = join(MANIFEST, 'script');
+  const wrong: string[] = [];
+  model.forEach((name, index) => {
+    for (const target of imports(join(script, name))) {
+      const at = model.indexOf(relative(script, target));
+      if (at >= index) wrong.push(`${name} imports ${relative(script, target)}`);
+    }
+  });
+  assert.deepEqual(wrong, []);
+});

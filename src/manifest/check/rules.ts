@@ -22,7 +22,7 @@ import {
 } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
-import type { Event, Path } from '../script/outcome.ts';
+import type { Event, Path } from '../script/state.ts';
 import { basename } from '../script/commands.ts';
 import { workloads } from '../yaml/workloads.ts';
 

@@ -19,7 +19,7 @@ import {
   type SidecarKind,
   settingOn,
 } from '../../config/kinds.ts';
-import { QUIT_URLS_VARIABLE, type Request } from '../script/requests.ts';
+import type { Request } from '../script/requests.ts';
 import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import {
@@ -565,7 +565,8 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
     listener === kind.quit.listener
       ? (sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[listener]?.port ?? 0)
       : (kind.listeners[listener]?.port ?? 0);
-  if (request.variable === QUIT_URLS_VARIABLE) return { ...aimed, what: 'quit', kind: kindNamed('cloud-sql-proxy') };
+  const listed = request.variable === undefined ? undefined : kinds.find((kind) => kind.template.quitUrlsVariable === request.variable);
+  if (listed !== undefined) return { ...aimed, what: 'quit', kind: listed };
   if (request.program === 'pilot-agent') {
     return request.path === ISTIO.ready?.path
       ? { ...aimed, what: 'wait', kind: ISTIO }

@@ -4,7 +4,7 @@
 // is read from the command's words as the program itself reads them; which sidecar it reaches is decided
 // later, from the pod's sidecars and the kinds table.
 
-import { ISTIO, kindNamed } from '../../config/kinds.ts';
+import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { basename } from './commands.ts';
 
 /** A place in a script: its row and column, from 0. */
@@ -30,8 +30,10 @@ export interface Request {
   readonly place: Place;
 }
 
-/** The Cloud SQL Proxy operator's variable of quit URLs, which its scripts loop over. */
-export const QUIT_URLS_VARIABLE = 'CSQL_PROXY_QUIT_URLS';
+/** The variables of quit URLs that scripts loop over (the Cloud SQL Proxy operator's), from the kinds table. */
+export const QUIT_URLS_VARIABLES: ReadonlySet<string> = new Set(
+  (SIDECAR_KINDS as readonly SidecarKind[]).flatMap((kind) => kind.template.quitUrlsVariable ?? []),
+);
 
 /** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
 const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#'"]*)?/i;
@@ -99,7 +101,7 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
   const target = (word: string): void => {
     url ??= loopback(word);
     const name = /^\$\{?(\w+)\}?$/.exec(word)?.[1];
-    if (name !== undefined) variable ??= loopVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
+    if (name !== undefined) variable ??= loopVariables.get(name) ?? (QUIT_URLS_VARIABLES.has(name) ? name : undefined);
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
@@ -161,7 +163,7 @@ function wget(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
     else if (!arg.startsWith('-')) {
       url ??= loopback(arg);
       const name = /^\$\{?(\w+)\}?$/.exec(arg)?.[1];
-      if (name !== undefined) variable ??= loopVariables.get(name) ?? (name === QUIT_URLS_VARIABLE ? name : undefined);
+      if (name !== undefined) variable ??= loopVariables.get(name) ?? (QUIT_URLS_VARIABLES.has(name) ? name : undefined);
     }
   }
   if (variable !== undefined) return { via: 'wget', method, variable, place };

@@ -8,12 +8,17 @@ import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
-import { inside, type Outcome, outcomeOf, type Path, type Scope } from './outcome.ts';
-import { type Place, type Request, requestOf } from './requests.ts';
+import { outcomeOf } from './outcome.ts';
+import { inside, type Outcome, type Path, type Scope } from './state.ts';
+import { type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
 
 export { WRAPPERS };
+
+/** The variable of quit URLs a loop's word names (`"$CSQL_PROXY_QUIT_URLS"`), as the word's name; undefined: none. */
+const quitUrls = (word: string): string | undefined =>
+  [...QUIT_URLS_VARIABLES].some((name) => word.includes(name)) ? word.replace(/^\W*|\W*$/g, '') : undefined;
 
 /** WebAssembly's Memory, which the project's type libraries leave out. */
 declare const WebAssembly: { readonly Memory: new (descriptor: ParserMemory) => object };
@@ -161,7 +166,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
       ? outcomeOf(
           root,
           { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
-          { parse, speaks, collect },
+          { parse, speaks, collect, quitUrls },
           script.length,
         )
       : NO_OUTCOME;

@@ -1,0 +1,307 @@
+// The builtins and wrappers of the shell model: what a simple command does, by its program's name, once the
+// wrappers in front of it (exec, env, timeout, nice...) are taken off. A table gives each builtin's step
+// (exit, set, trap, wait, test, eval...); a command that is none of them is, in this order, a shell run on a
+// script (`sh -c`), a function the script defined, one that speaks to a sidecar (the hooks say), bookkeeping,
+// or the job's work.
+
+import { BOOKKEEPING, basename, FILTERS, innerCommand, shellOptions, shellScript } from './commands.ts';
+import type { Place } from './requests.ts';
+import {
+  type Context,
+  decided,
+  EMPTY,
+  giveUp,
+  inside,
+  live,
+  MAX_CALLS,
+  type Path,
+  push,
+  put,
+  type Scope,
+  type State,
+  without,
+} from './state.ts';
+import type { Syntax as SyntaxNode } from './syntax.ts';
+import { integer, testWords } from './words.ts';
+
+/** The status of the job's command that fails, in the failing world. */
+const WORK_STATUS = 1;
+
+/** A simple command as its steps see it: the words from its program on, once the wrappers are taken off. */
+interface Call {
+  /** The words as written where not known. */
+  readonly rest: readonly string[];
+  /** The same words expanded; undefined where not known. */
+  readonly known: readonly (string | undefined)[];
+  /** The node of each word (none for the words a wrapper's hook gave). */
+  readonly nodes: readonly (SyntaxNode | undefined)[];
+  /** The program's name, without its folder. */
+  readonly program: string;
+  /** `exec` in front: the command replaces the shell. */
+  readonly replaces: boolean;
+  readonly state: State;
+  readonly scope: Scope;
+  readonly context: Context;
+  readonly place: Place;
+  readonly key: string;
+}
+
+/** A simple command from its words (WORDS: undefined where not known; LITERAL: the text there instead). */
+export function simple(
+  literal: readonly string[],
+  words: readonly (string | undefined)[],
+  nodes: readonly (SyntaxNode | undefined)[],
+  state: State,
+  scope: Scope,
+  context: Context,
+  place: Place,
+  key: string,
+): State[] {
+  const inner = innerCommand(literal, (word) => word);
+  const rest = inner.words;
+  const at = literal.length - rest.length;
+  const call: Call = {
+    rest,
+    known: at === 0 ? words : words.slice(at),
+    nodes: at === 0 ? nodes : nodes.slice(at),
+    program: basename(rest[0] ?? ''),
+    replaces: inner.replaces,
+    state,
+    scope,
+    context,
+    place,
+    key,
+  };
+  if (call.replaces && rest.length === 0) return set(call, 0);
+  const builtin = BUILTINS.get(call.program);
+  if (builtin !== undefined) return builtin(call);
+  return shellRun(call) ?? functionCall(call) ?? speaking(call) ?? other(call);
+}
+
+/** The command as the script writes it (`exit $rc`, not the value it had), for the messages. */
+const written = (call: Call): string => call.rest.map((word, index) => call.nodes[index]?.text ?? word).join(' ');
+
+/** The command's status, set by it. */
+function set(call: Call, status: number | undefined, by: Path['statusBy'] = 'command'): State[] {
+  const { state } = call;
+  state.status = status;
+  state.statusAt = call.place;
+  state.statusBy = by;
+  return [state];
+}
+
+/** After a command run by `exec`: each live path ends there, the shell replaced. */
+function replaced(call: Call, states: State[]): State[] {
+  if (!call.replaces) return states;
+  for (const after of states) {
+    if (!live(after)) continue;
+    after.done = 'exec';
+    after.endText = `exec ${written(call)}`;
+  }
+  return states;
+}
+
+/** `exit [N]`, and `return [N]` (an exit outside a function): the status N, or the last one. */
+function exitOrReturn(call: Call): State[] {
+  const { state, rest, known } = call;
+  const code = known[1];
+  const status = rest.length < 2 ? state.status : code === undefined ? undefined : integer(code);
+  set(call, status === undefined ? undefined : ((status % 256) + 256) % 256, 'exit');
+  if (call.program === 'return' && state.depth > 0) state.done = 'return';
+  else {
+    state.done = 'exit';
+    state.endText = written(call);
+  }
+  return [state];
+}
+
+/** `break` and `continue`: inside a loop, the loop's next step. */
+function loopJump(call: Call): State[] {
+  if (call.state.loops > 0) call.state.done = call.program as 'break' | 'continue';
+  return set(call, 0);
+}
+
+/** `set`: errexit and pipefail on or off; pipefail in a shell that refuses it ends the shell with 2. */
+function setOptions(call: Call): State[] {
+  const { state, rest } = call;
+  for (const option of shellOptions(rest.slice(1))) {
+    if (option.name === 'pipefail' && option.on && state.refusesPipefail) {
+      // An error of a special builtin: the shell ends before any option of this set takes effect.
+      set(call, 2, 'exit');
+      state.refused ??= call.place;
+      state.done = 'exit';
+      state.endText = written(call);
+      return [state];
+    }
+  }
+  for (const option of shellOptions(rest.slice(1))) {
+    if (option.name === 'errexit') state.errexit = option.on;
+    if (option.name === 'pipefail') state.pipefail = option.on;
+  }
+  return set(call, 0);
+}
+
+/** `wait`: every background command waited for; with an argument, the status of the last one. */
+function wait(call: Call): State[] {
+  const status = call.rest.length > 1 ? call.state.lastBackground : 0;
+  call.state.pending = undefined;
+  return set(call, status);
+}
+
+/** `test ...` and `[ ... ]`: their truth from the words, both ways when not known. */
+function testCommand(call: Call): State[] {
+  return decided(testWords(call.known.slice(1)), call.state).map((after) => {
+    after.statusAt = call.place;
+    after.statusBy = 'command';
+    return after;
+  });
+}
+
+/** `source FILE` and `. FILE`: what the file does is not in the manifest. */
+function sourced(call: Call): State[] {
+  call.state.unknown ??= `it runs ${call.rest[1] ?? 'a file'}, which the manifest does not show`;
+  return set(call, undefined);
+}
+
+/** `eval WORDS`: the words, when known, run as a script here. */
+function evaluated(call: Call): State[] {
+  const { state, context } = call;
+  const text = call.known.slice(1);
+  if (text.some((word) => word === undefined)) {
+    state.unknown ??= 'eval of what is not known';
+    return set(call, undefined);
+  }
+  const parsed = context.hooks.parse(text.join(' '), call.place);
+  return parsed === undefined ? set(call, undefined) : context.walk.sequence(parsed.root, [state], parsed, context);
+}
+
+/** A command whose status the model cannot know (`read`, `command -v`...): a path for each. */
+const eitherWay = (call: Call): State[] => decided(undefined, call.state);
+
+/** Each builtin's step, by the program's name. */
+const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
+  ['exit', exitOrReturn],
+  ['return', exitOrReturn],
+  ['break', loopJump],
+  ['continue', loopJump],
+  ['set', setOptions],
+  [
+    'trap',
+    (call: Call) => {
+      trap(call.rest.slice(1), call.known.slice(1), call.nodes[1], call.state, call.scope);
+      return set(call, 0);
+    },
+  ],
+  ['wait', wait],
+  ['true', (call: Call) => set(call, 0)],
+  [':', (call: Call) => set(call, 0)],
+  ['false', (call: Call) => set(call, 1)],
+  ['test', testCommand],
+  ['[', testCommand],
+  ['source', sourced],
+  ['.', sourced],
+  ['eval', evaluated],
+  ['read', eitherWay],
+  ['command', eitherWay],
+  ['type', eitherWay],
+  ['which', eitherWay],
+  ['hash', eitherWay],
+]);
+
+/** `sh -c SCRIPT` and the like: the script, when known and parsed, run in a subshell with the shell's options. */
+function shellRun(call: Call): State[] | undefined {
+  const { state, context } = call;
+  const shell = shellScript(call.rest);
+  if (shell === undefined) return undefined;
+  const text = call.known[shell.at];
+  const scriptNode = call.nodes[shell.at];
+  const parsed =
+    text === undefined ? undefined : context.hooks.parse(text, scriptNode === undefined ? call.place : inside(scriptNode, call.scope));
+  if (parsed === undefined) return undefined;
+  const inherit = { errexit: shell.errexit, pipefail: shell.pipefail, refusesPipefail: shell.refusesPipefail };
+  return replaced(
+    call,
+    context.walk.subshell(parsed.root, state, parsed, context, (child) => {
+      child.errexit = inherit.errexit;
+      child.pipefail = inherit.pipefail;
+      child.refusesPipefail = inherit.refusesPipefail;
+      child.functions = EMPTY;
+      child.tested = 0;
+      child.depth = 0;
+      child.loops = 0;
+      return context.walk.sequence(parsed.root, [child], parsed, context);
+    }),
+  );
+}
+
+/** A call of a function the script defined (not after exec): its body runs, and a `return` ends only it. */
+function functionCall(call: Call): State[] | undefined {
+  const { state, context } = call;
+  const fn = state.functions.get(call.rest[0] ?? '');
+  if (fn === undefined || call.replaces) return undefined;
+  if (state.depth >= MAX_CALLS) return [giveUp(state, 'functions that call each other too deeply')];
+  state.depth++;
+  const loops = state.loops;
+  state.loops = 0;
+  return context.walk.run(fn.body, state, fn.scope, context).map((after) => {
+    after.depth--;
+    after.loops = loops;
+    if (after.done === 'return') after.done = undefined;
+    return after;
+  });
+}
+
+/** A command that speaks to a sidecar (the hooks say), after the command it wraps when it is a wrapper. */
+function speaking(call: Call): State[] | undefined {
+  const { state, scope, context, place, key } = call;
+  const speaks = context.hooks.speaks(call.rest, { key, place }, state.loopVariables);
+  if (speaks === undefined) return undefined;
+  const child = speaks.child;
+  const ran = child === undefined || child.length === 0 ? [state] : simple(child, child, [], state, scope, context, place, `${key}>`);
+  return replaced(
+    call,
+    ran.map((after) => {
+      const status = after.status;
+      push(after, {
+        what: 'speak',
+        place,
+        said: speaks.said,
+        ...(after.trap === undefined ? {} : { trap: after.trap }),
+        ...(after.loops > 0 ? { looped: true } : {}),
+      });
+      after.status = child === undefined ? 0 : status;
+      after.statusAt = place;
+      after.statusBy = 'speak';
+      return after;
+    }),
+  );
+}
+
+/** Any other command: bookkeeping and filters succeed; the rest is the job's work, which fails in the failing world. */
+function other(call: Call): State[] {
+  const { state } = call;
+  if (BOOKKEEPING.has(call.program) || FILTERS.has(call.program)) return replaced(call, set(call, 0));
+  push(state, { what: 'work', place: call.place, ...(state.trap === undefined ? {} : { trap: state.trap }) });
+  state.worked = true;
+  if (state.world === 'failure') state.failed = true;
+  return replaced(call, set(call, state.world === 'success' ? 0 : WORK_STATUS));
+}
+
+/** `trap ACTION SIGNAL...`: kept, to run at the exit or on an error; `trap - SIGNAL` and `trap '' SIGNAL` clear it. */
+function trap(
+  words: readonly string[],
+  known: readonly (string | undefined)[],
+  actionNode: SyntaxNode | undefined,
+  state: State,
+  scope: Scope,
+): void {
+  const [action, ...signals] = words;
+  if (action === undefined || (action.startsWith('-') && action !== '-')) return;
+  const text = known[0] ?? action;
+  const at = actionNode === undefined ? scope.offset : inside(actionNode, scope);
+  for (const raw of signals) {
+    const signal = raw.toUpperCase().replace(/^SIG/, '');
+    const name = signal === '0' ? 'EXIT' : signal;
+    state.traps = action === '' || action === '-' ? without(state.traps, name) : put(state.traps, name, { text, place: at });
+  }
+}
