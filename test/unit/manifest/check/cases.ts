@@ -1,0 +1,145 @@
+// What the files of --check's rules share: manifests built from a few lines (a Job around a pod spec, a container,
+// the Istio injection annotation), the shape of a case, which theme holds each rule, and the test of a theme's
+// cases: each case's finding (or none) and its message, and every rule of the theme tripped and left clean.
+
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { type CheckSettings, check, type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import { instead } from '../../../../src/manifest/cli/report.ts';
+import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
+import { source } from '../../../support/manifest.ts';
+
+/** TEXT with each non-empty line indented BY spaces. */
+export const indent = (text: string, by: number): string =>
+  text
+    .split('\n')
+    .map((line) => (line === '' ? line : ' '.repeat(by) + line))
+    .join('\n');
+
+/** A Job with a pod spec (written at column 0, re-indented here), pod annotations and Job-level extras. */
+export function job(
+  podSpec: string,
+  options: { podMeta?: string; jobMeta?: string; jobSpec?: string; restartPolicy?: string } = {},
+): string {
+  if (options.restartPolicy !== undefined) podSpec = podSpec.replace('restartPolicy: Never', `restartPolicy: ${options.restartPolicy}`);
+  return [
+    'apiVersion: batch/v1',
+    'kind: Job',
+    'metadata:',
+    '  name: task',
+    ...(options.jobMeta === undefined ? [] : [indent(options.jobMeta, 2)]),
+    'spec:',
+    ...(options.jobSpec === undefined ? [] : [indent(options.jobSpec, 2)]),
+    '  template:',
+    ...(options.podMeta === undefined ? [] : ['    metadata:', indent(options.podMeta, 6)]),
+    '    spec:',
+    indent(podSpec, 6),
+    '',
+  ].join('\n');
+}
+
+export const WRAPPED = 'command: ["/opt/tools/istio-job-run", "--"]\nargs: ["./task.sh"]';
+export const container = (body: string, name = 'job'): string => `- name: ${name}\n  image: example\n${indent(body, 2)}`;
+export const pod = (body: string, restartPolicy = 'Never'): string => `restartPolicy: ${restartPolicy}\ncontainers:\n${container(body)}`;
+export const INJECTED = 'annotations:\n  sidecar.istio.io/inject: "true"';
+/** A script's first words: a trap that sends the quit to URL on exit. */
+export const TRAP = (url: string): string => `trap 'rc=$?; curl -XPOST ${url}; exit $rc' EXIT;`;
+
+/** A manifest and the finding of one rule expected from it. */
+export interface Case {
+  readonly name: string;
+  readonly yaml: string;
+  readonly rule: RuleId;
+  readonly settings?: CheckSettings;
+  /** The finding expected, or none: its level, and what the line it names (the first holding it) holds. */
+  readonly expect?: { readonly at: string; readonly level: Level };
+}
+
+/** The file of cases (THEME.test.ts) that holds each rule's cases. */
+export const THEMES = {
+  pod: [
+    'prestop-quit',
+    'misplaced-annotation',
+    'exit-on-job-completion',
+    'quit-admin-port',
+    'onfailure-quit-always',
+    'quit-not-enabled',
+    'quit-wrong-method',
+    'wrapped-wrong-command',
+    'native-quit',
+    'proxy-command-override',
+    'pod-failure-policy-container',
+    'exit-on-zero-connections',
+  ],
+  script: [
+    'exit-code-lost',
+    'quit-skipped-on-failure',
+    'folded-script',
+    'duplicate-key',
+    'wait-after-work',
+    'shell-syntax',
+    'quit-before-job',
+    'sh-pipefail',
+    'quit-only-on-signal',
+    'wrapper-never-quits',
+    'hand-rolled-quit',
+  ],
+  unwrapped: ['unwrapped'],
+} as const satisfies Record<string, readonly RuleId[]>;
+
+/** The findings of RULE in a manifest. */
+const findingsOf = (yaml: string, rule: RuleId, settings?: CheckSettings): Finding[] =>
+  check(source(yaml), settings).filter((finding) => finding.rule === rule);
+
+/** The tests of a theme's cases: each case's finding or none, and each of the theme's rules tripped and left clean. */
+export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): void {
+  before(loadShellParser);
+  describe(`--check rules of the ${theme} theme, each from manifests that trip it and manifests that must not`, () => {
+    for (const entry of cases) {
+      test(`${entry.rule}: ${entry.name}: ${entry.expect === undefined ? 'not reported' : `${entry.expect.level} at ${entry.expect.at}`}`, () => {
+        const found = findingsOf(entry.yaml, entry.rule, entry.settings);
+        if (entry.expect === undefined) assert.deepEqual(found, []);
+        else {
+          const { at, level } = entry.expect;
+          const line = entry.yaml.split('\n').findIndex((text) => text.includes(at)) + 1;
+          assert.ok(line > 0, `${at} is in the manifest`);
+          assert.deepEqual(
+            found.map((finding) => ({ line: finding.line, level: finding.level })),
+            [{ line, level }],
+            entry.yaml,
+          );
+        }
+        for (const finding of found) {
+          assert.ok(finding.message.length > 40, 'the message says what to do instead');
+          // The one message that says what a field needs rather than what to do: JSON has no `instead` for it.
+          if (!/needs restartPolicy: Never/.test(finding.message))
+            assert.ok(instead(finding.message) !== undefined, `--format json finds what to do instead in: ${finding.message}`);
+        }
+      });
+    }
+
+    test(`every rule of the ${theme} theme is tripped by a case, and has a case that must not trip it; no case of another's`, () => {
+      const rules: readonly RuleId[] = THEMES[theme];
+      for (const rule of rules) {
+        assert.ok(
+          cases.some((entry) => entry.rule === rule && entry.expect !== undefined),
+          `${rule} is tripped by a case`,
+        );
+        assert.ok(
+          cases.some((entry) => entry.rule === rule && entry.expect === undefined),
+          `${rule} has a clean case`,
+        );
+      }
+      assert.deepEqual(
+        cases.filter((entry) => !rules.includes(entry.rule)).map((entry) => entry.rule),
+        [],
+      );
+    });
+  });
+}
+
+/** Every rule in the cases of exactly one theme. */
+export const everyRuleHasATheme = (): void => {
+  const themed = Object.values(THEMES).flat() as RuleId[];
+  assert.deepEqual([...themed].sort(), (Object.keys(RULE_SUMMARIES) as RuleId[]).sort());
+};
