@@ -159,13 +159,10 @@ function variables(settings: PolicySettings): Variable[] {
     v('metadata', orEmpty('variables.tmpl', 'metadata')),
     v('labels', orEmpty('variables.metadata', 'labels')),
     v('annotations', orEmpty('variables.metadata', 'annotations')),
-    v('nsMetadata', `namespaceObject != null && has(namespaceObject.metadata) ? namespaceObject.metadata : {}`),
-    v('nsLabels', orEmpty('variables.nsMetadata', 'labels')),
-    v('nsAnnotations', orEmpty('variables.nsMetadata', 'annotations')),
-    v(
-      'nsName',
-      `has(variables.nsMetadata.name) ? variables.nsMetadata.name : has(object.metadata.namespace) ? object.metadata.namespace : ''`,
-    ),
+    // namespaceObject is typed (kubernetes.Namespace, pkg/admission/plugin/cel/compile.go), and null without a namespace.
+    v('nsLabels', `namespaceObject != null && ${orEmpty('namespaceObject.metadata', 'labels')}`),
+    v('nsAnnotations', `namespaceObject != null && ${orEmpty('namespaceObject.metadata', 'annotations')}`),
+    v('nsName', `namespaceObject != null ? namespaceObject.metadata.name : request.namespace`),
     v('spec', 'variables.tmpl.spec'),
     v('restartPolicy', `has(variables.spec.restartPolicy) ? variables.spec.restartPolicy : ''`),
     v('containers', 'variables.spec.containers'),
