@@ -1,9 +1,11 @@
 // A MutatingAdmissionPolicy run the way the Kubernetes API server runs one, without an API server: its match
 // constraints, its variables (evaluated lazily: an error counts only where a variable is used), its match
-// conditions and its JSON Patch mutations, in CEL evaluated by @bufbuild/cel (an implementation that runs the
-// cel-spec conformance suite), with the Kubernetes extensions the policy uses written here as Kubernetes' source
-// defines them, and the patch applied with fast-json-patch (RFC 6902). Sources, in kubernetes/kubernetes
-// staging/src/k8s.io/apiserver/pkg:
+// conditions and its JSON Patch mutations, in CEL evaluated by @bufbuild/cel, with the Kubernetes extensions the
+// policy uses written here as Kubernetes' source defines them, and the patch applied with fast-json-patch (RFC 6902).
+// @bufbuild/cel runs the cel-spec conformance suite in its own tests (bufbuild/cel-es packages/cel/src/
+// conformance.test.ts), leaving out optionals, cel.bind, the math extension and type checking: the policy uses none
+// of those, and mixedLiterals() below stands for the one check of Kubernetes' compiler it relies on. Its regular
+// expressions are RE2's, as cel-go's are. Sources, in kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg:
 // - cel/library/jsonpatch.go: jsonpatch.escapeKey replaces "~" with "~0" and "/" with "~1" (strings.NewReplacer).
 // - cel/library/lists.go: <list>.indexOf(<T>) is the first index of an equal element, or -1.
 // - admission/plugin/policy/mutating/patch/json_patch.go (jsonPatcher): the expression's list of JSONPatch values
