@@ -134,7 +134,13 @@ export type Admitted =
   | { readonly kind: 'unmatched' }
   | { readonly kind: 'skipped'; readonly condition: string }
   | { readonly kind: 'error'; readonly message: string }
-  | { readonly kind: 'patched'; readonly object: Json; readonly patch: readonly Operation[] };
+  | {
+      readonly kind: 'patched';
+      readonly object: Json;
+      readonly patch: readonly Operation[];
+      /** The policy's variables that evaluated. */
+      readonly variables: ReadonlyMap<string, unknown>;
+    };
 
 const RESOURCES: Readonly<Record<string, readonly [string, string, string]>> = {
   Job: ['batch', 'v1', 'jobs'],
@@ -188,6 +194,9 @@ export function admit(policy: Policy, request: Request): Admitted {
   }
   const errors: string[] = [];
   for (const { name, expression } of policy.spec.matchConditions) {
+    // The API server's validation refuses a match condition that reads the policy's variables (reported against a
+    // live cluster in deckhouse/deckhouse pull 22388): so does this.
+    if (/\bvariables\b/.test(expression)) return { kind: 'error', message: `${name}: a match condition reads variables` };
     const value = run(expression);
     if (isCelError(value)) errors.push(`${name}: ${value.message}`);
     else if (value === false) return { kind: 'skipped', condition: name };
@@ -212,7 +221,7 @@ export function admit(policy: Policy, request: Request): Admitted {
     }
     patch.push(...operations);
   }
-  return { kind: 'patched', object: patched, patch };
+  return { kind: 'patched', object: patched, patch, variables };
 }
 
 /**

@@ -7,7 +7,7 @@
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { check } from '../../src/manifest/check/rules.ts';
 import { inject } from '../../src/manifest/inject/inject.ts';
-import { admissionPolicy, type PolicySettings } from '../../src/manifest/inject/policy.ts';
+import { admissionPolicy, type PolicySettings, SKIPPED } from '../../src/manifest/inject/policy.ts';
 import type { KindName } from '../../src/config/kinds.ts';
 import { admit, type Admitted, type Json, type Request } from './admission.ts';
 import { source } from './manifest.ts';
@@ -100,6 +100,9 @@ export function agreement(
     });
     const verdict = result.kind === 'refused' ? 'refused' : result.rewritten.length > 0 ? 'rewritten' : 'left';
     const admitted = admit(policy, { operation: 'CREATE', object, namespace });
+    // No patch: the check that failed, by the variable that names it.
+    if (admitted.kind === 'patched' && admitted.patch.length === 0)
+      return { name, inject: verdict, policy: 'skipped', why: String(admitted.variables.get(SKIPPED)) } as const;
     const base = { name, inject: verdict, policy: admitted.kind } as const;
     if (admitted.kind === 'skipped') return { ...base, why: admitted.condition };
     if (admitted.kind === 'error') return { ...base, why: admitted.message };

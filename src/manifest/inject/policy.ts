@@ -38,6 +38,8 @@ import {
 export const POLICY_VERSIONS = ['v1', 'v1beta1'] as const;
 export type PolicyVersion = (typeof POLICY_VERSIONS)[number];
 const POLICY_NAME = PROGRAM;
+/** The variable that names the first of the policy's checks a pod fails, or is empty. */
+export const SKIPPED = 'skipped';
 
 /** A label selector as the API writes it (metav1.LabelSelector). */
 export interface LabelSelector {
@@ -283,8 +285,11 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
   ];
 }
 
-/** The policy's conditions and its JSON Patch, for --inject's wrapper or for --inject --native. */
-function rewrite(settings: PolicySettings): { conditions: Variable[]; patch: string } {
+/**
+ * The policy's match conditions, the checks on what its variables read (each a condition --inject's rewrite needs,
+ * named), and its JSON Patch, for --inject's wrapper or for --inject --native.
+ */
+function rewrite(settings: PolicySettings): { conditions: Variable[]; checks: Variable[]; patch: string } {
   const at = 'variables.at';
   const annotationsPatch = (list: string): string => {
     const pairs = `(${list})`;
@@ -300,19 +305,20 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; patch: str
   const oldWrapped = (test: string): string =>
     `request.operation != 'UPDATE' || object.kind == 'CronJob' || (oldObject != null && (${test}))`;
   const oldTemplate = `(oldObject.kind == 'Job' ? oldObject.spec.template : oldObject)`;
-  const common: Variable[] = [
-    {
-      name: 'bare-pod',
-      expression: `object.kind != 'Pod' || (!has(object.metadata.ownerReferences) && variables.restartPolicy in ['Never', 'OnFailure'])`,
-    },
-    { name: 'no-container-speaks-to-a-sidecar', expression: '!variables.speaks' },
-  ];
+  // Match conditions read no variables (the API server's validation of a policy refuses one that does).
+  const bare: Variable = {
+    name: 'bare-pod',
+    expression:
+      `object.kind != 'Pod' || (!has(object.metadata.ownerReferences) && has(object.spec.restartPolicy) && ` +
+      `object.spec.restartPolicy in ['Never', 'OnFailure'])`,
+  };
+  const speaks: Variable = { name: 'no-container-speaks-to-a-sidecar', expression: '!variables.speaks' };
   if (settings.native) {
     const present = `has(${oldTemplate}.metadata) && has(${oldTemplate}.metadata.annotations) && ${str(NATIVE_ANNOTATION)} in ${oldTemplate}.metadata.annotations`;
     return {
-      conditions: [
-        ...common,
-        { name: 'stored-object-was-admitted-so', expression: oldWrapped(present) },
+      conditions: [bare, { name: 'stored-object-was-admitted-so', expression: oldWrapped(present) }],
+      checks: [
+        speaks,
         { name: 'classic-istio-sidecar', expression: classic(ISTIO) },
         { name: 'no-native-annotation', expression: `!(${str(NATIVE_ANNOTATION)} in variables.annotations)` },
       ],
@@ -415,9 +421,9 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; patch: str
   ].join(' +\n');
   const wrappedBefore = `${oldTemplate}.spec.containers.exists(c, has(c.command) && size(c.command) > 0 && c.command[0] == ${str(wrapper)})`;
   return {
-    conditions: [
-      ...common,
-      { name: 'stored-object-was-admitted-so', expression: oldWrapped(wrappedBefore) },
+    conditions: [bare, { name: 'stored-object-was-admitted-so', expression: oldWrapped(wrappedBefore) }],
+    checks: [
+      speaks,
       { name: 'one-job-container', expression: 'size(variables.jobs) == 1' },
       { name: 'a-classic-sidecar-nothing-stops', expression: left },
       { name: 'nothing-inject-refuses', expression: `!(${refusals.join(' ||\n  ')})` },
@@ -429,7 +435,9 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; patch: str
 /** The policy and its binding, as two YAML documents. */
 export function admissionPolicy(settings: PolicySettings): string {
   const apiVersion = `admissionregistration.k8s.io/${settings.version}`;
-  const { conditions, patch } = rewrite(settings);
+  const { conditions, checks, patch } = rewrite(settings);
+  // The first check that fails, by name, or '': the patch is empty unless every check holds.
+  const skipped = checks.reduceRight((rest, check) => `!(${check.expression}) ? ${str(check.name)} : ${rest}`, "''");
   const rules = [
     { apiGroups: ['batch'], apiVersions: ['v1'], resources: ['jobs', 'cronjobs'], operations: ['CREATE', 'UPDATE'] },
     { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE', 'UPDATE'] },
@@ -445,9 +453,9 @@ export function admissionPolicy(settings: PolicySettings): string {
       },
       failurePolicy: 'Ignore',
       reinvocationPolicy: 'IfNeeded',
-      variables: variables(settings),
+      variables: [...variables(settings), { name: SKIPPED, expression: skipped }],
       matchConditions: conditions,
-      mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: patch } }],
+      mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: `variables.${SKIPPED} != '' ? [] :\n${patch}` } }],
     },
   };
   const binding = {

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type KindName, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../../../src/config/kinds.ts';
-import { admissionPolicy, literal, POLICY_VERSIONS, type PolicySettings } from '../../../../src/manifest/inject/policy.ts';
+import { admissionPolicy, literal, POLICY_VERSIONS, type PolicySettings, SKIPPED } from '../../../../src/manifest/inject/policy.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { admit, type Json, mixedLiterals } from '../../../support/admission.ts';
 import { agreement, type NamespaceMarks, type Verdict } from '../../../support/policy-agreement.ts';
@@ -88,6 +88,13 @@ describe('the printed policy and binding', () => {
       });
     }
   }
+
+  test('no match condition reads the variables (the API server refuses one that does)', () => {
+    for (const mode of MODES) {
+      const [policy] = documents({ ...SETTINGS, ...mode, namespaces: new Map() });
+      for (const condition of policy.spec.matchConditions) assert.doesNotMatch(condition.expression, /\bvariables\b/, condition.name);
+    }
+  });
 
   test('the schema refuses what the API refuses', () => {
     const [policy] = documents({ ...SETTINGS, ...MODES[0], namespaces: new Map() }) as [Record<string, Record<string, unknown>>];
@@ -388,6 +395,13 @@ for (const dir of ['corpus', 'corpus2']) {
   });
 }
 
+/** What the policy did: matched or not, the condition or check that skipped it, or patched. */
+function outcome(admitted: ReturnType<typeof admit>): string {
+  if (admitted.kind === 'skipped') return `skipped: ${admitted.condition}`;
+  if (admitted.kind === 'patched' && admitted.patch.length === 0) return `skipped: ${admitted.variables.get(SKIPPED)}`;
+  return admitted.kind;
+}
+
 describe('the policy on requests', () => {
   const [policy] = documents({ ...SETTINGS, ...MODES[0], namespaces: new Map() }) as [Parameters<typeof admit>[0]];
   const namespace = { metadata: { name: 'team', labels: {} } };
@@ -396,22 +410,22 @@ describe('the policy on requests', () => {
 
   test("an UPDATE of a Job stored before the policy existed is left alone (its template can't change)", () => {
     const update = admit(policy, { operation: 'UPDATE', object: istio, oldObject: istio, namespace });
-    assert.deepEqual(update, { kind: 'skipped', condition: 'stored-object-was-admitted-so' });
+    assert.equal(outcome(update), 'skipped: stored-object-was-admitted-so');
   });
 
   test("a Job's pod (owned) is left alone, and a namespace the selector leaves out is not matched", () => {
     const pod = object(job({ labels: { 'sidecar.istio.io/inject': 'true' } }, { kind: 'Pod' })) as { metadata: Record<string, Json> };
     pod.metadata.ownerReferences = [{ apiVersion: 'batch/v1', kind: 'Job', name: 'case', uid: 'u' }];
-    assert.deepEqual(admit(policy, { operation: 'CREATE', object: pod, namespace }), { kind: 'skipped', condition: 'bare-pod' });
+    assert.equal(outcome(admit(policy, { operation: 'CREATE', object: pod, namespace })), 'skipped: bare-pod');
     const [selective] = documents({
       ...SETTINGS,
       ...MODES[0],
       namespaces: new Map(),
       namespaceSelector: { matchLabels: { team: 'a' } },
     }) as [Parameters<typeof admit>[0]];
-    assert.equal(admit(selective, { operation: 'CREATE', object: istio, namespace }).kind, 'unmatched');
+    assert.equal(outcome(admit(selective, { operation: 'CREATE', object: istio, namespace })), 'unmatched');
     const selected = { metadata: { name: 'team', labels: { team: 'a' } } };
-    assert.equal(admit(selective, { operation: 'CREATE', object: istio, namespace: selected }).kind, 'patched');
+    assert.equal(outcome(admit(selective, { operation: 'CREATE', object: istio, namespace: selected })), 'patched');
   });
 
   test('--injected-namespaces names namespaces whose pods get a sidecar', () => {
@@ -419,8 +433,8 @@ describe('the policy on requests', () => {
     const [named] = documents({ ...SETTINGS, ...MODES[0], namespaces: new Map([['istio', new Set(['team'])]]) }) as [
       Parameters<typeof admit>[0],
     ];
-    assert.equal(admit(policy, { operation: 'CREATE', object: plain, namespace }).kind, 'skipped');
-    assert.equal(admit(named, { operation: 'CREATE', object: plain, namespace }).kind, 'patched');
+    assert.equal(outcome(admit(policy, { operation: 'CREATE', object: plain, namespace })), 'skipped: a-classic-sidecar-nothing-stops');
+    assert.equal(outcome(admit(named, { operation: 'CREATE', object: plain, namespace })), 'patched');
   });
 
   test('an annotation key with / is escaped in the patch path (jsonpatch.escapeKey)', () => {
