@@ -15,7 +15,7 @@ import { type KindName, type Reading, SIDECAR_KINDS, type SidecarKind } from '..
 import { admissionPolicy, literal, POLICY_VERSIONS, type PolicySettings, SKIPPED } from '../../../../src/manifest/inject/policy.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { admit, type Json, mixedLiterals } from '../../../support/admission.ts';
-import { agreement, type NamespaceMarks, type Verdict } from '../../../support/policy-agreement.ts';
+import { agreement, type NamespaceMarks, objectsOf, type Verdict } from '../../../support/policy-agreement.ts';
 import { root } from '../../../support/process.ts';
 import { SHAPES } from '../../../support/sidecar-shapes.ts';
 
@@ -392,6 +392,28 @@ for (const dir of ['corpus', 'corpus2']) {
         });
       }
     }
+    test("the search for a sidecar's address stays within Kubernetes' cost limit of an expression", (t) => {
+      // cel-go's runtime cost of matches: ceil(0.1 * (1 + the string's length)) * ceil(0.25 * the pattern's length)
+      // (common/costs.go); Kubernetes' limit is 1,000,000 an expression (apiserver pkg/apis/cel/config.go).
+      const [policy] = documents({ ...SETTINGS, ...MODES[0], namespaces: new Map() });
+      const speaks = policy.spec.variables.find((variable: { name: string }) => variable.name === 'speaks').expression as string;
+      const pattern = JSON.parse([...speaks.matchAll(/w\.matches\(("(?:[^"\\]|\\.)*")\)/g)].at(-1)?.[1] ?? '""') as string;
+      assert.ok(pattern.includes('quitquitquit'), pattern);
+      let most = 0;
+      for (const file of files) {
+        // biome-ignore lint/suspicious/noExplicitAny: a Job, CronJob or Pod as parsed
+        for (const object of objectsOf(readFileSync(join(path, file), 'utf8')) as any[]) {
+          const template =
+            object.kind === 'CronJob' ? object.spec.jobTemplate.spec.template : object.kind === 'Job' ? object.spec.template : object;
+          const containers: Record<string, string[]>[] = [...(template.spec.initContainers ?? []), ...template.spec.containers];
+          const words = containers.flatMap((c) => [...(c.command ?? []), ...(c.args ?? [])]);
+          const cost = words.reduce((sum, word) => sum + Math.ceil(0.1 * (1 + String(word).length)) * Math.ceil(0.25 * pattern.length), 0);
+          most = Math.max(most, cost);
+        }
+      }
+      t.diagnostic(`the costliest pod: ${most}`);
+      assert.ok(most < 1_000_000, `${most}`);
+    });
   });
 }
 
