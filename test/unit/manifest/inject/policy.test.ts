@@ -369,6 +369,7 @@ for (const dir of ['corpus', 'corpus2']) {
       for (const [namespace, marks, injected] of [
         ['no namespace injects', {}, []],
         ['istio-injection: enabled', { labels: { 'istio-injection': 'enabled' } }, ['istio']],
+        ['linkerd.io/inject: enabled', { annotations: { 'linkerd.io/inject': 'enabled' } }, ['linkerd']],
       ] as const) {
         test(`${mode.mode}, ${namespace}`, (t) => {
           const counts = { rewritten: 0, same: 0, leftToInject: [] as string[] };
