@@ -111,7 +111,18 @@ export function markersTable(): string {
         `a container runs image ${markers.container.images.map(code).join(', ')} or program ${markers.container.programs.map(code).join(', ')}`,
       );
     }
-    if (markers.inject !== undefined) asked.push('its namespace is in `--injected-namespaces`');
+    if (markers.inject !== undefined) {
+      // What on the namespace stands for --injected-namespaces in --admission-policy's policy.
+      const marks = (markers.namespace ?? []).map(
+        (rule) =>
+          `${rule.label !== undefined ? `label ${code(rule.label)}` : `annotation ${code(rule.annotation ?? '')}`}` +
+          `${rule.values === undefined ? ' is set' : ` is ${rule.values.map(code).join(', ')}`}` +
+          `${rule.unless === undefined ? '' : ` without label ${code(rule.unless)}`}`,
+      );
+      asked.push(
+        `its namespace is in \`--injected-namespaces\`${marks.length === 0 ? '' : ` (for \`--admission-policy\`: or its namespace's ${marks.join(', or ')})`}`,
+      );
+    }
     if (markers.settings !== undefined)
       asked.push(`an annotation of its own settings (domain ${markers.settings.map(code).join(', ')} or a subdomain)`);
     const native = [

@@ -143,6 +143,17 @@ interface TemplateMarkers {
    * a template that sets one expects the sidecar, which its namespace injects, unless it says no.
    */
   readonly settings?: readonly string[];
+  /**
+   * What on a namespace makes its injector add the sidecar to the pods there (a label, or an annotation, with one
+   * of VALUES or any value; not where UNLESS is a label of the namespace): the admission policy reads these, where
+   * --check and --inject are told by --injected-namespaces.
+   */
+  readonly namespace?: readonly {
+    readonly label?: string;
+    readonly annotation?: string;
+    readonly values?: readonly string[];
+    readonly unless?: string;
+  }[];
   /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
   readonly sidecarless?: { readonly key: string; readonly value: string };
   /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
@@ -228,6 +239,11 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: 'sidecar.istio.io/status',
       native: { keys: ['sidecar.istio.io/nativeSidecar'], reading: ISTIO_NATIVE },
       settings: ['sidecar.istio.io', 'proxy.istio.io'],
+      // Istio's injection webhooks (manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml).
+      namespace: [
+        { label: 'istio-injection', values: ['enabled'] },
+        { label: 'istio.io/rev', unless: 'istio-injection' },
+      ],
       sidecarless: { key: 'istio.io/dataplane-mode', value: 'ambient' },
       quitSwitch: 'always',
       quitMethods: ['POST'],
@@ -261,6 +277,8 @@ export const SIDECAR_KINDS = [
       injectedAnnotation: 'linkerd.io/proxy-version',
       native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL },
       settings: ['config.linkerd.io', 'config.alpha.linkerd.io', 'config.beta.linkerd.io'],
+      // The proxy injector reads linkerd.io/inject on the pod, else on its namespace.
+      namespace: [{ annotation: 'linkerd.io/inject', values: LINKERD_INJECT.on }],
       quitSwitch: { annotation: LINKERD_SHUTDOWN, reading: LINKERD_ENABLED, byDefault: false },
       quitMethods: ['POST'],
       processes: ['linkerd2-proxy'],

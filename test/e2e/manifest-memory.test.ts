@@ -86,6 +86,7 @@ describe("below the launcher's floors, before Node starts", () => {
     [WRAPPER, ['--image', 'registry.example/x:1', '--inject', jobs]],
     [WRAPPER, ['--image=registry.example/x:1', '--native', '--inject', jobs]],
     [WRAPPER, ['--image', '--check', '--inject', jobs]],
+    [WRAPPER, ['--image', 'registry.example/x:1', '--admission-policy']],
     [plugin, ['check', '-f', jobs]],
     [WRAPPER, ['--', 'true']],
     [WRAPPER, ['--quit', 'never', '--', '--check']],

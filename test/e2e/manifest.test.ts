@@ -119,6 +119,16 @@ describe('--inject through the executable, and its other forms', () => {
     assert.match(native.stdout, /\n {6}annotations:\n {8}sidecar\.istio\.io\/nativeSidecar: "true"\n/);
     assert.equal((await plugin(['inject', '--native', '-f', plainFile])).stdout, native.stdout);
   });
+  test('--admission-policy, after --image too: the policy and its binding on stdout, exit 0; a bad value exit 2', async () => {
+    const printed = await run(['--image', 'mirror.example/ijr:1', '--admission-policy', '--api-version=v1beta1']);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.match(printed.stdout, /^apiVersion: admissionregistration\.k8s\.io\/v1beta1\nkind: MutatingAdmissionPolicy\n/);
+    assert.match(printed.stdout, /\n---\napiVersion: admissionregistration\.k8s\.io\/v1beta1\nkind: MutatingAdmissionPolicyBinding\n/);
+    assert.match(printed.stdout, /"mirror\.example\/ijr:1"/);
+    const bad = await run(['--admission-policy', '--api-version', 'v2']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--api-version: "v2" is not one of v1\|v1beta1/);
+  });
   test('a pod it cannot rewrite: named on stderr, nothing on stdout, exit 1', async () => {
     const result = await run(['--inject', '-'], { input: PLAIN.replace('        command: ["/app/migrate"]\n', '') });
     assert.equal(result.code, 1);

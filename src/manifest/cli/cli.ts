@@ -9,11 +9,12 @@
 import { PROGRAM } from '../../bundle/self.ts';
 import { wrap } from '../../config/help.ts';
 import { advised, ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
+import { admissionPolicy, POLICY_VERSIONS } from '../inject/policy.ts';
 import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
 import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
 import { type CheckOutput, type Env, OUTPUT_FLAGS, parseFlags, parsePlugin, type Request } from './flags.ts';
 import { fails, LEVELS, type Located, textLine, toJson, toSarif } from './report.ts';
-import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
+import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME, POLICY_FLAG } from './select.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
 import { IGNORE_ANNOTATION, IGNORE_COMMENT, noneSuppressed, suppressedLine, unsuppressed } from './suppress.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
@@ -54,6 +55,10 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
   if (request.kind === 'error') {
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
+  }
+  if (request.kind === 'policy') {
+    const text = admissionPolicy({ ...request, image: request.image ?? `${PROGRAM}:${version}` });
+    return write(io, text) === 'failed' ? EXIT_USAGE : 0;
   }
   const before = io.addressSpace?.();
   const small = tooSmall(before);
@@ -258,6 +263,7 @@ function usage(plugin: boolean, version: string): string {
     '',
     `Usage: ${check}`,
     `       ${inject}`,
+    ...(plugin ? [] : [`       ${PROGRAM} ${POLICY_FLAG} [OPTIONS]`]),
     '',
     'FILE is YAML with any number of documents (a kind: List too); - reads stdin.',
     `${plugin ? '-f DIR' : 'A DIR'} reads the .yaml, .yml and .json files in DIR (not below it), in name order.`,
@@ -304,6 +310,15 @@ function usage(plugin: boolean, version: string): string {
     '(every node Kubernetes 1.29+, Istio 1.24+).',
     `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,
     "image's ENTRYPOINT, split on spaces), so --inject can prefix it.",
+    '',
+    `${POLICY_FLAG} [--image IMAGE] [--native|--image-volume]`,
+    `    [--api-version ${POLICY_VERSIONS.join('|')}] [--namespace-selector SELECTOR]`,
+    '    [--injected-namespaces LIST]: prints what inject',
+    '    does as a MutatingAdmissionPolicy and its binding, for the API server to apply to',
+    '    every Job, CronJob and bare Pod it admits (v1: Kubernetes 1.36+; v1beta1: 1.34',
+    '    and 1.35 with the MutatingAdmissionPolicy feature gate). SELECTOR is a label',
+    "    selector of the namespaces it applies in (kubectl's -l syntax). It leaves alone",
+    '    a pod inject refuses or leaves, and one whose commands speak to a sidecar.',
     '',
     'Exit 2 also for a usage error, and for a stdout that cannot be written (a full disk,',
     'a closed stdout); a reader that leaves early (| head -1) is not an error. TERM, INT',

@@ -5,9 +5,10 @@
 import type { KindName } from '../../config/kinds.ts';
 import type { CheckSettings } from '../check/rules.ts';
 import { ENTRYPOINT_FLAG } from '../inject/inject.ts';
+import { type LabelSelector, POLICY_VERSIONS, type PolicyVersion } from '../inject/policy.ts';
 import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
 import { DEFAULT_THRESHOLD, FORMATS, type Format, THRESHOLDS, type Threshold } from './report.ts';
-import { PLUGIN_NAME } from './select.ts';
+import { PLUGIN_NAME, POLICY_FLAG } from './select.ts';
 import { IGNORE_FLAG, IGNORE_VARIABLE, ruleList } from './suppress.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -38,6 +39,15 @@ export type Request =
       readonly imageVolume: boolean;
       readonly settings: CheckSettings & { readonly entrypoints: ReadonlyMap<string, readonly string[]> };
     }
+  | {
+      readonly kind: 'policy';
+      readonly image?: string;
+      readonly native: boolean;
+      readonly imageVolume: boolean;
+      readonly version: PolicyVersion;
+      readonly namespaceSelector?: LabelSelector;
+      readonly namespaces: ReadonlyMap<KindName, ReadonlySet<string>>;
+    }
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
@@ -50,6 +60,41 @@ interface FlagRow {
   readonly variable?: string;
   /** What it does, for the flags --help and docs/MANIFESTS.md list from here. */
   readonly help?: string;
+}
+
+/**
+ * A label selector as kubectl's -l takes it, `KEY=VALUE`, `KEY!=VALUE`, `KEY`, `!KEY`, `KEY in (A,B)`, `KEY notin
+ * (A,B)`, comma-separated, as the API's LabelSelector; a string saying what is wrong.
+ */
+function parseSelector(text: string): LabelSelector | string {
+  const matchLabels: Record<string, string> = {};
+  const matchExpressions: NonNullable<LabelSelector['matchExpressions']>[number][] = [];
+  const key = '([A-Za-z0-9][-A-Za-z0-9_./]*)';
+  const value = '([-A-Za-z0-9_.]*)';
+  const parts = text.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  for (const raw of parts.map((part) => part.trim()).filter((part) => part !== '')) {
+    const set = new RegExp(`^${key}\\s+(in|notin)\\s*\\(([^)]*)\\)$`).exec(raw);
+    const equal = new RegExp(`^${key}\\s*(==|=|!=)\\s*${value}$`).exec(raw);
+    const exists = new RegExp(`^(!?)\\s*${key}$`).exec(raw);
+    if (set !== null) {
+      const values = (set[3] ?? '').split(',').map((item) => item.trim());
+      if (values.some((item) => !new RegExp(`^${value}$`).test(item))) return `${JSON.stringify(raw)}: a value is not a label value`;
+      matchExpressions.push({ key: set[1] as string, operator: set[2] === 'in' ? 'In' : 'NotIn', values });
+    } else if (equal !== null) {
+      if (equal[2] === '!=') matchExpressions.push({ key: equal[1] as string, operator: 'NotIn', values: [equal[3] as string] });
+      else matchLabels[equal[1] as string] = equal[3] as string;
+    } else if (exists !== null) {
+      matchExpressions.push({ key: exists[2] as string, operator: exists[1] === '!' ? 'DoesNotExist' : 'Exists' });
+    } else {
+      return `${JSON.stringify(raw)} is not KEY=VALUE, KEY!=VALUE, KEY, !KEY, KEY in (A,B) or KEY notin (A,B)`;
+    }
+  }
+  if (Object.keys(matchLabels).length === 0 && matchExpressions.length === 0)
+    return 'an empty selector (it would select every namespace: leave it out)';
+  return {
+    ...(Object.keys(matchLabels).length === 0 ? {} : { matchLabels }),
+    ...(matchExpressions.length === 0 ? {} : { matchExpressions }),
+  };
 }
 
 /** The flags, in the order errors list them. */
@@ -83,6 +128,9 @@ const FLAG_TABLE: readonly FlagRow[] = [
     variable: IGNORE_VARIABLE,
     help: "leave out every finding of RULE (repeatable); the variable's list counts when no --ignore is given",
   },
+  { flag: POLICY_FLAG },
+  { flag: '--api-version', value: POLICY_VERSIONS.join('|'), short: 'VERSION' },
+  { flag: '--namespace-selector', value: 'SELECTOR' },
   { flag: '--help' },
 ];
 /** The flags of --check's output, with their help: --help and docs/MANIFESTS.md list them from here. */
@@ -114,6 +162,9 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   let image: string | undefined;
   let native = false;
   let imageVolume = false;
+  let policy = false;
+  let version: PolicyVersion | undefined;
+  let selector: LabelSelector | undefined;
   let namespace: string | undefined;
   const namespaces = new Map<KindName, Set<string>>();
   const entrypoints = new Map<string, readonly string[]>();
@@ -136,6 +187,18 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     if (flag === `--${INJECTED_NAMESPACES_FLAG}`) {
       const problem = addInjectedNamespaces(value, namespaces);
       return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
+    }
+    if (flag === '--api-version') {
+      if (!(POLICY_VERSIONS as readonly string[]).includes(value))
+        return { kind: 'error', message: `--api-version: ${JSON.stringify(value)} is not one of ${POLICY_VERSIONS.join('|')}` };
+      version = value as PolicyVersion;
+      return undefined;
+    }
+    if (flag === '--namespace-selector') {
+      const parsed = parseSelector(value);
+      if (typeof parsed === 'string') return { kind: 'error', message: `--namespace-selector: ${parsed}` };
+      selector = parsed;
+      return undefined;
     }
     if (flag === '--namespace') {
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
@@ -192,10 +255,11 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
     let problem: Request | undefined;
-    if (flag === '--native' || flag === '--image-volume') {
+    if (flag === '--native' || flag === '--image-volume' || flag === POLICY_FLAG) {
       if (inlineValue !== undefined)
         return { kind: 'error', message: `${flag}: takes no value (${JSON.stringify(arg)}): it is on when given` };
       if (flag === '--native') native = true;
+      else if (flag === POLICY_FLAG) policy = true;
       else imageVolume = true;
     } else if (VALUE_FLAGS[flag] !== undefined) {
       const next = argv[i + 1];
@@ -216,6 +280,20 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   const unfilled = waiting[0];
   if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
   if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
+  const policyOnly = version !== undefined ? '--api-version' : selector !== undefined ? '--namespace-selector' : undefined;
+  if (policy || policyOnly !== undefined)
+    return policyRequest({
+      policy,
+      policyOnly,
+      files: [...checks, ...injects],
+      image,
+      native,
+      imageVolume,
+      version,
+      selector,
+      namespaces,
+      argv,
+    });
   if (checks.length > 0) {
     const injectOnly = image !== undefined ? '--image' : native ? '--native' : imageVolume ? '--image-volume' : undefined;
     if (injectOnly !== undefined) return { kind: 'error', message: `${injectOnly}: goes with --inject, not --check` };
@@ -233,7 +311,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
       },
     };
   }
-  if (injects.length === 0) return { kind: 'error', message: '--check FILE or --inject FILE is needed' };
+  if (injects.length === 0) return { kind: 'error', message: `--check FILE, --inject FILE or ${POLICY_FLAG} is needed` };
   const checkOnly = argv.find((arg) => /^--(format|failure-threshold|ignore)(=|$)/.test(arg));
   if (checkOnly !== undefined) return { kind: 'error', message: `${checkOnly.split('=')[0]}: goes with --check, not --inject` };
   if (image !== undefined && native)
@@ -247,6 +325,48 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     imageVolume,
     ...(image === undefined ? {} : { image }),
     settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
+  };
+}
+
+/** --admission-policy and its flags, or one line saying which flag does not go with it. */
+function policyRequest(given: {
+  policy: boolean;
+  policyOnly: string | undefined;
+  files: readonly string[];
+  image: string | undefined;
+  native: boolean;
+  imageVolume: boolean;
+  version: PolicyVersion | undefined;
+  selector: LabelSelector | undefined;
+  namespaces: Map<KindName, Set<string>>;
+  argv: readonly string[];
+}): Request {
+  if (!given.policy) return { kind: 'error', message: `${given.policyOnly}: goes with ${POLICY_FLAG}` };
+  if (given.files.length > 0)
+    return { kind: 'error', message: `${POLICY_FLAG}: reads no FILE (it prints a policy for the cluster): leave out --check and --inject` };
+  const other = given.argv.find((arg) => /^--(format|failure-threshold|ignore|namespace|entrypoint)(=|$)/.test(arg));
+  if (other !== undefined) {
+    const flag = other.split('=')[0] as string;
+    const why =
+      flag === '--namespace'
+        ? "the policy reads each object's own namespace"
+        : flag === ENTRYPOINT_FLAG
+          ? "the API server does not show a policy an image's ENTRYPOINT"
+          : 'it goes with --check';
+    return { kind: 'error', message: `${flag}: does not go with ${POLICY_FLAG}: ${why}` };
+  }
+  if (given.image !== undefined && given.native)
+    return { kind: 'error', message: '--image: --native adds no init container, so it takes no image' };
+  if (given.imageVolume && given.native)
+    return { kind: 'error', message: '--image-volume: --native adds no wrapper, so it mounts no image: use one of the two' };
+  return {
+    kind: 'policy',
+    native: given.native,
+    imageVolume: given.imageVolume,
+    version: given.version ?? 'v1',
+    namespaces: given.namespaces,
+    ...(given.image === undefined ? {} : { image: given.image }),
+    ...(given.selector === undefined ? {} : { namespaceSelector: given.selector }),
   };
 }
 

@@ -10,7 +10,9 @@ export const PLUGIN_NAME = 'kubectl-istio_job_run';
 /** The one flag before the mode flag that takes a value: the next argument. */
 export const IMAGE_FLAG = '--image';
 /** The flags that make a start-up a manifest tool, and those of --inject that may come before them. */
-export const MODE_FLAGS = ['--check', '--inject'] as const;
+/** The mode that prints --inject as a MutatingAdmissionPolicy and its binding. */
+export const POLICY_FLAG = '--admission-policy';
+export const MODE_FLAGS = ['--check', '--inject', POLICY_FLAG] as const;
 export const INJECT_OPTIONS = ['--native', IMAGE_FLAG] as const;
 /** A tool's exit for a usage error, a file it cannot use, or a limit too small for it. */
 export const EXIT_TOOL_USAGE = 2;

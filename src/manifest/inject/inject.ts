@@ -241,7 +241,7 @@ class GuardedEditor {
 /** The structural depths the editor orders insertions at one place by. */
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
 
-const NATIVE_ANNOTATION = ISTIO.template.native?.keys[0] ?? '';
+export const NATIVE_ANNOTATION = ISTIO.template.native?.keys[0] ?? '';
 
 function addNative(editor: GuardedEditor, workload: Workload): string[] {
   const metadataPair = pairOf(workload.template, 'metadata');
@@ -267,9 +267,22 @@ function addNative(editor: GuardedEditor, workload: Workload): string[] {
 }
 
 /** The downward-API volume of the pod's annotations, where the wrapper reads the injected sidecars. */
-const PODINFO_VOLUME = `${PROGRAM}-podinfo`;
-const PODINFO_DIR = DEFAULT_ANNOTATIONS_FILE.slice(0, DEFAULT_ANNOTATIONS_FILE.lastIndexOf('/'));
+export const PODINFO_VOLUME = `${PROGRAM}-podinfo`;
+export const PODINFO_DIR = DEFAULT_ANNOTATIONS_FILE.slice(0, DEFAULT_ANNOTATIONS_FILE.lastIndexOf('/'));
 const PODINFO_FILE = DEFAULT_ANNOTATIONS_FILE.slice(PODINFO_DIR.length + 1);
+
+/** What the wrapper is given to find its sidecars: Istio's status variable, or the pod's annotations as a file. */
+export const STATUS_ENV: Value = {
+  name: STATUS_VARIABLE,
+  valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
+};
+export const PODINFO_MOUNT: Value = { name: PODINFO_VOLUME, mountPath: PODINFO_DIR, readOnly: true };
+export const PODINFO_VOLUME_ITEM: Value = {
+  name: PODINFO_VOLUME,
+  downwardAPI: { items: [{ path: PODINFO_FILE, fieldRef: { fieldPath: 'metadata.annotations' } }] },
+};
+/** The job container's mount of the wrapper's volume. */
+export const WRAPPER_MOUNT: Value = { name: VOLUME, mountPath: MOUNT_PATH, readOnly: true };
 
 function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[], settings: InjectSettings): string[] {
   const { workload } = pod;
@@ -384,13 +397,8 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
   ];
   if (command !== undefined) editor.prepend(command as YAMLSeq, DEPTH.containerList, prefix);
   else editor.addPair(container, DEPTH.container, 'command', [...prefix, ...(entrypoint ?? [])]);
-  addToList(editor, container, DEPTH.container, 'volumeMounts', { name: VOLUME, mountPath: MOUNT_PATH, readOnly: true });
-  if (istio) {
-    addToList(editor, container, DEPTH.container, 'env', {
-      name: STATUS_VARIABLE,
-      valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${STATUS_ANNOTATION}']` } },
-    });
-  }
+  addToList(editor, container, DEPTH.container, 'volumeMounts', WRAPPER_MOUNT);
+  if (istio) addToList(editor, container, DEPTH.container, 'env', STATUS_ENV);
   addToList(
     editor,
     podSpec,
@@ -399,11 +407,8 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     settings.imageVolume === true ? imageVolume(VOLUME, settings.image) : { name: VOLUME, emptyDir: {} },
   );
   if (podinfo && !mountsPodinfo) {
-    addToList(editor, container, DEPTH.container, 'volumeMounts', { name: PODINFO_VOLUME, mountPath: PODINFO_DIR, readOnly: true });
-    addToList(editor, podSpec, DEPTH.podSpec, 'volumes', {
-      name: PODINFO_VOLUME,
-      downwardAPI: { items: [{ path: PODINFO_FILE, fieldRef: { fieldPath: 'metadata.annotations' } }] },
-    });
+    addToList(editor, container, DEPTH.container, 'volumeMounts', PODINFO_MOUNT);
+    addToList(editor, podSpec, DEPTH.podSpec, 'volumes', PODINFO_VOLUME_ITEM);
   }
   if (settings.imageVolume !== true) addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
   for (const [args, flag] of flags) editor.append(args, DEPTH.containerList, flag);
@@ -434,7 +439,7 @@ function addToList(editor: GuardedEditor, owner: YAMLMap, depth: number, key: st
  * The init container of the README's pattern: the image's ENTRYPOINT is `istio-job-run --install`, its argument
  * the emptyDir; restricted as docker/k8s/cronjob.yaml's, with its memory (the copy is page cache).
  */
-function installer(image: string): Value {
+export function installer(image: string): Value {
   return {
     name: INSTALLER,
     image,

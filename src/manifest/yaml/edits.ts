@@ -72,6 +72,8 @@ export class Editor {
     return at - (this.#source.text.lastIndexOf('\n', at - 1) + 1);
   }
 
+  readonly #appended = new WeakMap<YAMLSeq, number>();
+
   #insert(at: number, depth: number, text: string): void {
     this.#insertions.push({ at, depth, order: this.#insertions.length, text });
   }
@@ -107,7 +109,10 @@ export class Editor {
     const range = seq.range ?? [0, 0];
     if (seq.flow) {
       const last = seq.items.at(-1) as Node | undefined;
-      if (last === undefined) this.#insert(this.#inside(range, '['), depth, json(value));
+      // Into an empty `[]`: the second value appended there follows the first after a comma.
+      const before = this.#appended.get(seq) ?? 0;
+      this.#appended.set(seq, before + 1);
+      if (last === undefined) this.#insert(this.#inside(range, '['), depth, `${before > 0 ? ', ' : ''}${json(value)}`);
       else this.#insert((last.range ?? range)[1], depth, `, ${json(value)}`);
       return;
     }

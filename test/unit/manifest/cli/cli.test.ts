@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
 import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../../src/manifest/cli/cli.ts';
 import { PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
 import { RULE_SUMMARIES } from '../../../../src/manifest/check/rules.ts';
@@ -517,6 +518,61 @@ describe('--image-volume', () => {
     for (const [argv, message] of cases) {
       const result = await run(argv, { 'job.yaml': JOB });
       assert.deepEqual([result.code, result.stdout, result.stderr.length], [2, '', 1], argv.join(' '));
+      assert.match(result.stderr[0] ?? '', message);
+    }
+  });
+});
+
+describe('--admission-policy', () => {
+  test('prints the policy and its binding, v1 unless --api-version says v1beta1, the selector as a LabelSelector', async () => {
+    const printed = await run(['--admission-policy']);
+    assert.equal(printed.code, 0, printed.stderr.join('\n'));
+    assert.match(printed.stdout, /^apiVersion: admissionregistration\.k8s\.io\/v1\nkind: MutatingAdmissionPolicy\n/);
+    assert.match(printed.stdout, /\n---\napiVersion: admissionregistration\.k8s\.io\/v1\nkind: MutatingAdmissionPolicyBinding\n/);
+    assert.match(printed.stdout, /"istio-job-run:9\.9\.9"/, "the default image is this version's");
+    const beta = await run([
+      '--image=registry.example/istio-job-run:1',
+      '--admission-policy',
+      '--api-version',
+      'v1beta1',
+      '--namespace-selector',
+      'env=prod,team in (a, b),!legacy,tier!=web,batch',
+    ]);
+    assert.equal(beta.code, 0, beta.stderr.join('\n'));
+    const [policy] = parseAllDocuments(beta.stdout).map((document) => document.toJS());
+    assert.equal(policy.apiVersion, 'admissionregistration.k8s.io/v1beta1');
+    assert.deepEqual(policy.spec.matchConstraints.namespaceSelector, {
+      matchLabels: { env: 'prod' },
+      matchExpressions: [
+        { key: 'team', operator: 'In', values: ['a', 'b'] },
+        { key: 'legacy', operator: 'DoesNotExist' },
+        { key: 'tier', operator: 'NotIn', values: ['web'] },
+        { key: 'batch', operator: 'Exists' },
+      ],
+    });
+    assert.match(beta.stdout, /registry\.example\/istio-job-run:1/);
+  });
+
+  test('bad input: one line naming the flag, the value and what is allowed, exit 2', async () => {
+    const cases: [readonly string[], RegExp][] = [
+      [['--admission-policy', '--api-version', 'v2'], /^--api-version: "v2" is not one of v1\|v1beta1/],
+      [['--admission-policy', '--namespace-selector', 'a=b=c'], /^--namespace-selector: "a=b=c" is not KEY=VALUE/],
+      [['--admission-policy', '--namespace-selector', ','], /^--namespace-selector: an empty selector/],
+      [['--api-version', 'v1'], /^--api-version: goes with --admission-policy/],
+      [['--admission-policy', '--inject', 'job.yaml'], /^--admission-policy: reads no FILE/],
+      [
+        ['--admission-policy', '--namespace', 'x'],
+        /^--namespace: does not go with --admission-policy: the policy reads each object's own namespace/,
+      ],
+      [['--admission-policy', '--entrypoint', 'job=/app'], /^--entrypoint: does not go with --admission-policy/],
+      [['--admission-policy', '--native', '--image-volume'], /^--image-volume: --native adds no wrapper/],
+      [['--admission-policy=yes'], /^--admission-policy: takes no value/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv, { 'job.yaml': JOB });
+      assert.equal(result.code, 2, argv.join(' '));
+      assert.equal(result.stdout, '');
+      assert.equal(result.stderr.length, 1, result.stderr.join('\n'));
       assert.match(result.stderr[0] ?? '', message);
     }
   });

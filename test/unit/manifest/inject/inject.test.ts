@@ -179,6 +179,13 @@ describe('--inject keeps to the shape of what it edits', () => {
     assert.equal(pod.spec.initContainers.length, 1);
     assert.equal(out.split('\n').length, bare.split('\n').length, 'no line added');
   });
+  test("two flags appended to an auth proxy's empty flow args ([]) are two items", () => {
+    const json =
+      '{"kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [' +
+      '{"name": "job", "image": "x", "command": ["run"]}, {"name": "proxy", "image": "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2", "args": []}]}}}}\n';
+    const job = parse(injected(json)) as { spec: { template: { spec: { containers: { args?: string[] }[] } } } };
+    assert.deepEqual(job.spec.template.spec.containers[1]?.args, ['--quitquitquit', '--health-check']);
+  });
   test('a block command with a comment above its first item, and an anchored empty list', () => {
     const text = PLAIN.replace(
       '        command: ["/bin/sh", "-c"]\n',

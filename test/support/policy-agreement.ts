@@ -1,0 +1,127 @@
+// What --admission-policy's policy does to each Job, CronJob and bare Pod of a file, next to what --inject writes
+// for it: each object given alone (as JSON, as the API server would hold it) to --inject and to the policy
+// (test/support/admission.ts), on CREATE; then the policy again on what it wrote (it must change nothing), and on
+// an UPDATE that sends the object as written before (a `kubectl apply` of the same file again) over the stored
+// one, which it must rewrite to the stored object.
+
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { check } from '../../src/manifest/check/rules.ts';
+import { inject } from '../../src/manifest/inject/inject.ts';
+import { admissionPolicy, type PolicySettings, SKIPPED } from '../../src/manifest/inject/policy.ts';
+import type { KindName } from '../../src/config/kinds.ts';
+import { admit, type Admitted, type Json, type Request } from './admission.ts';
+import { source } from './manifest.ts';
+
+export interface Verdict {
+  readonly name: string;
+  /** What --inject did with the object alone. */
+  readonly inject: 'rewritten' | 'left' | 'refused';
+  readonly policy: Admitted['kind'];
+  /** The condition that made the policy skip it, or its error. */
+  readonly why?: string;
+  /** The policy's object differs from --inject's (a path where they differ). */
+  readonly differs?: string;
+  /** A second pass of the policy over its own output changed it. */
+  readonly notIdempotent?: boolean;
+  /** An UPDATE with the object as first written did not come back as the stored object. */
+  readonly updateDiffers?: boolean;
+  /** --check's error rules on the policy's output. */
+  readonly errors?: readonly string[];
+}
+
+/** The Jobs, CronJobs and bare Pods of TEXT as plain JSON, in the order written (a List's items too). */
+export function objectsOf(text: string): Json[] {
+  const found: Json[] = [];
+  const collect = (node: unknown): void => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
+    const object = node as { kind?: unknown; items?: unknown };
+    if (typeof object.kind === 'string' && object.kind.endsWith('List') && Array.isArray(object.items)) {
+      for (const item of object.items) collect(item);
+    } else if (object.kind === 'Job' || object.kind === 'CronJob' || object.kind === 'Pod') found.push(node as Json);
+  };
+  for (const document of parseAllDocuments(text, { merge: true, uniqueKeys: false })) {
+    if (document.errors.length === 0) collect(document.toJS({ maxAliasCount: -1 }));
+  }
+  return found;
+}
+
+/** The first path where A and B differ, or undefined. */
+export function difference(a: unknown, b: unknown, path = ''): string | undefined {
+  if (a === b) return undefined;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b))
+    return `${path}: ${JSON.stringify(a)} != ${JSON.stringify(b)}`;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    const found = difference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}/${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** What a namespace carries besides its name: labels, annotations. */
+export interface NamespaceMarks {
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+}
+
+const namespaceOf = (object: Json, marks: NamespaceMarks): Request['namespace'] => {
+  const name = ((object as { metadata?: { namespace?: string } }).metadata?.namespace ?? 'default') as string;
+  return {
+    metadata: {
+      name,
+      labels: { 'kubernetes.io/metadata.name': name, ...marks.labels },
+      ...(marks.annotations === undefined ? {} : { annotations: marks.annotations }),
+    },
+  };
+};
+
+/**
+ * Each object of TEXT under SETTINGS; MARKS are on every object's namespace, and INJECTED_KINDS the kinds they
+ * inject, which --inject is told with --injected-namespaces.
+ */
+export function agreement(
+  file: string,
+  text: string,
+  settings: Omit<PolicySettings, 'namespaces'>,
+  marks: NamespaceMarks = {},
+  injectedKinds: readonly KindName[] = [],
+): Verdict[] {
+  const [policy] = parseAllDocuments(admissionPolicy({ ...settings, namespaces: new Map() })).map((document) => document.toJS());
+  return objectsOf(text).map((object, index) => {
+    const name = `${file}#${index} ${(object as { kind: string }).kind} ${(object as { metadata?: { name?: string } }).metadata?.name ?? ''}`;
+    const namespace = namespaceOf(object, marks);
+    const namespaces = new Map(injectedKinds.map((kind) => [kind, new Set([namespace.metadata.name])]));
+    const json = JSON.stringify(object, null, 1);
+    const result = inject(source(json, 'object.json'), {
+      image: settings.image,
+      native: settings.native,
+      imageVolume: settings.imageVolume,
+      namespaces,
+    });
+    const verdict = result.kind === 'refused' ? 'refused' : result.rewritten.length > 0 ? 'rewritten' : 'left';
+    const admitted = admit(policy, { operation: 'CREATE', object, namespace });
+    // No patch: the check that failed, by the variable that names it.
+    if (admitted.kind === 'patched' && admitted.patch.length === 0)
+      return { name, inject: verdict, policy: 'skipped', why: String(admitted.variables.get(SKIPPED)) } as const;
+    const base = { name, inject: verdict, policy: admitted.kind } as const;
+    if (admitted.kind === 'skipped') return { ...base, why: admitted.condition };
+    if (admitted.kind === 'error') return { ...base, why: admitted.message };
+    if (admitted.kind !== 'patched') return base;
+    const expected = result.kind === 'done' ? (parseYaml(result.text) as Json) : object;
+    const differs = difference(admitted.object, expected);
+    const again = admit(policy, { operation: 'CREATE', object: admitted.object, namespace });
+    const notIdempotent = again.kind === 'patched' && difference(again.object, admitted.object) !== undefined;
+    const update = admit(policy, { operation: 'UPDATE', object, oldObject: admitted.object, namespace });
+    const updateDiffers = update.kind !== 'patched' || difference(update.object, admitted.object) !== undefined;
+    const errors = check(source(JSON.stringify(admitted.object, null, 1), 'patched.json'), { namespaces })
+      .filter((finding) => finding.level === 'error')
+      .map((finding) => finding.rule);
+    return {
+      ...base,
+      ...(differs === undefined ? {} : { differs }),
+      ...(notIdempotent ? { notIdempotent } : {}),
+      ...(updateDiffers ? { updateDiffers } : {}),
+      errors,
+    };
+  });
+}
