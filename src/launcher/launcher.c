@@ -334,6 +334,10 @@ static void end_of_own_fault(int signo) {
     }
 }
 
+/* Fault signals another process sent this program: on a terminal the wrapper shares our group and gets them too, and
+ * dies of one (Node takes none), which is then no crash of its own. */
+static int sent_faults[SIGNALS + 1];
+
 /* Whether the command itself sent this: a broadcast or group signal (kill -1, kill 0) it already has, or never got. */
 static int sent_by_command(const struct signalfd_siginfo *info) {
     return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
@@ -366,6 +370,7 @@ static void relay_signal(const struct signalfd_siginfo *info) {
         end_of_own_fault(signo);
         return;
     }
+    if (IS_FAULT(signo)) sent_faults[signo] = 1;
     if (sent_by_command(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
@@ -667,6 +672,8 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
     if (signo == SIGKILL) {
         long long oom_after = oom_kills();
         if (oom_before >= 0 && oom_after > oom_before) why = " (the kernel's out-of-memory killer: raise the memory limit)";
+    } else if (signo <= SIGNALS && sent_faults[signo]) {
+        why = ", which another process sent to the launcher's process group";
     } else if (crashed) {
         why = "; too small a limit on memory, pids or open files does this";
     } else if (wrapper_interrupted()) {

@@ -1,13 +1,14 @@
 // The fault signals (ABRT, SEGV, ILL, TRAP, SYS, BUS, FPE) sent by another process, to the launcher's process group
 // (coreutils `timeout -s ABRT`, a parent's `kill -ABRT 0`) and to its PID, as PID 1 and not: each is a signal like any
 // other, never the launcher's own crash. A running command gets it and dies of it (128+N, as alone), the sidecar is
-// told to quit once the command has ended, and the wrapper lives to the end; one sent during the wait is held.
+// told to quit once the command has ended, and the wrapper lives to the end; one sent during the wait is held. On a
+// terminal the Node part shares the launcher's group and dies of one sent to it: the launcher carries on alone.
 
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { FAULTS, signalNumber } from '../../src/command/signals.ts';
-import { type Finished, pidOne, start, WRAPPER, type Running } from '../support/process.ts';
+import { type Finished, onATerminal, pidOne, start, WRAPPER, type Running } from '../support/process.ts';
 import { type Sidecar, withSidecar } from '../support/sidecar.ts';
 
 const TIMEOUT_MS = 20_000;
@@ -97,3 +98,29 @@ for (const pid1 of [false, true]) {
     });
   }
 }
+
+describe("not PID 1, on a terminal: the Node part shares the launcher's group", () => {
+  for (const signal of SENT) {
+    const code = 128 + signalNumber(signal);
+    test(`${signal} to the group: the Node part dies of it, the launcher quits after the command, exit ${code}`, async () => {
+      await withSidecar({}, async (sidecar) => {
+        const running = start(...onATerminal([WRAPPER, ...sidecar.classicArgs('--', ...COMMAND)]), {
+          detached: true,
+          timeoutMs: TIMEOUT_MS,
+        });
+        await running.line(/^ready$/, 'stdout');
+        const command = commandOf(running.pid);
+        let aliveAtQuit: boolean | undefined;
+        sidecar.on('change', () => {
+          if (aliveAtQuit === undefined && sidecar.quitRequests.length > 0) aliveAtQuit = existsSync(`/proc/${command}`);
+        });
+        process.kill(-running.pid, signal);
+        const result = await finishedOrKilled(running, running.pid);
+        assert.equal(result.code, code, result.stderr);
+        assert.equal(acknowledged(sidecar), 1, `quits acknowledged\n${result.stderr}`);
+        assert.equal(aliveAtQuit, false, `the quit came while the command ran\n${result.stderr}`);
+        assert.match(result.stderr, /the wrapper died of signal \d+ \(.*\), which another process sent to the launcher's process group/);
+      });
+    });
+  }
+});

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { decide, FORWARDED, REALTIME_FIRST, signalNumber, unusedSignalNumbers } from '../../src/command/signals.ts';
 import { ENDS_TOOL } from '../../src/manifest/cli/select.ts';
-import { FIXTURES, pidOne, start, WRAPPER, type Running } from '../support/process.ts';
+import { FIXTURES, onATerminal, pidOne, start, WRAPPER, type Running } from '../support/process.ts';
 import { type Sidecar, withSidecar } from '../support/sidecar.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-unused-signals-'));
@@ -52,19 +52,6 @@ interface How {
 }
 
 /**
- * Python, making its stdin a terminal (a pty nobody controls; its other end stays open, or the terminal is hung up),
- * then running the rest of its arguments with SIGPIPE back to its default action (Python ignores it).
- */
-const ON_A_TERMINAL = [
-  'import os, pty, signal, sys',
-  'master, slave = pty.openpty()',
-  'os.set_inheritable(master, True)',
-  'os.dup2(slave, 0)',
-  'signal.signal(signal.SIGPIPE, signal.SIG_DFL)',
-  'os.execvp(sys.argv[1], sys.argv[1:])',
-].join('; ');
-
-/**
  * The wrapper, leading a process group of its own: started as a session's leader, or as PID 1 (which calls setsid).
  * Its stdin a terminal: the Node part shares the launcher's group; without one it leads its own.
  */
@@ -72,7 +59,7 @@ function startWrapper(how: How, args: readonly string[]): Running {
   if (how.pid1) {
     return start('unshare', ['--pid', '--fork', '--mount-proc', 'setsid', WRAPPER, ...args], { detached: true, timeoutMs: TIMEOUT_MS });
   }
-  if (how.tty) return start('/usr/bin/python3', ['-c', ON_A_TERMINAL, WRAPPER, ...args], { detached: true, timeoutMs: TIMEOUT_MS });
+  if (how.tty) return start(...onATerminal([WRAPPER, ...args]), { detached: true, timeoutMs: TIMEOUT_MS });
   return start(WRAPPER, args, { detached: true, timeoutMs: TIMEOUT_MS });
 }
 
