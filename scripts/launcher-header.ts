@@ -20,7 +20,7 @@ import { OPTIONS } from '../src/config/options.ts';
 import { QUIT_RETRY } from '../src/sidecars/quit.ts';
 import { ENDS_TOOL, EXIT_TOOL_USAGE, IMAGE_FLAG, INJECT_OPTIONS, MODE_FLAGS, PLUGIN_NAME } from '../src/manifest/cli/select.ts';
 import { LIB_DIR, PROGRAM } from '../src/bundle/self.ts';
-import { decide, FROM_TERMINAL, OWN_FAULTS, signalNumber, unusedSignalNumbers } from '../src/command/signals.ts';
+import { decide, FAULTS, FROM_TERMINAL, signalNumber, unusedSignalNumbers } from '../src/command/signals.ts';
 
 export const LAUNCHER_HEADER = 'launcher-protocol.h';
 
@@ -61,7 +61,8 @@ export function launcherHeader(loader: string): { readonly text: string; readonl
     ['PASSES_WHILE_RUNNING(signo, by_kernel)', passesWhileRunning()],
     ['IS_FROM_TERMINAL(signo)', `(${anyOf(FROM_TERMINAL)})`],
     ['IS_ENDS_TOOL(signo)', `(${anyOf(ENDS_TOOL)})`],
-    ['IS_OWN_FAULT(signo)', inMask('signo', mask(OWN_FAULTS.map(signalNumber)))],
+    // The launcher's own when no other process sent it; one another process sent is a signal like any other.
+    ['IS_FAULT(signo)', inMask('signo', mask(FAULTS.map(signalNumber)))],
     // The signals the wrapper (Node) takes from nobody directly in any mode: it starts with them ignored.
     ['IGNORED_BY_WRAPPER(signo)', inMask('signo', mask(unusedSignalNumbers(ENDS_TOOL)))],
     ['TOOL_PLUGIN_NAME', cString(PLUGIN_NAME)],

@@ -30,14 +30,6 @@ export const NOT_FORWARDED: Readonly<Record<string, string>> = {
   SIGTTIN: 'job control: about the reader of the terminal, not the job',
   SIGTTOU: 'job control: about the writer to the terminal, not the job',
   SIGCONT: 'job control: the kernel continues the process group itself',
-  SIGSEGV: "a fault of the wrapper's own, delivered to the faulting thread",
-  SIGBUS: "a fault of the wrapper's own",
-  SIGFPE: "a fault of the wrapper's own",
-  SIGILL: "a fault of the wrapper's own",
-  SIGABRT: "the wrapper's own abort()",
-  SIGIOT: "another name of SIGABRT: the wrapper's own abort()",
-  SIGTRAP: "a debugger's breakpoint in the wrapper",
-  SIGSYS: "a bad system call of the wrapper's own",
   SIGPROF: "the wrapper's own CPU profiler timer",
   SIGVTALRM: "the wrapper's own virtual timer",
   SIGXCPU: "the wrapper's own CPU limit",
@@ -57,16 +49,26 @@ const SPARED_BY_DEFAULT: readonly string[] = ['SIGCHLD', 'SIGURG', 'SIGWINCH', '
 /** Node's start-up ignores these itself. */
 export const IGNORED_BY_NODE: readonly NodeJS.Signals[] = ['SIGPIPE', 'SIGXFSZ'];
 
-/** A process's own faults and abort(): left to their default action, so that a real one still ends it. */
-export const OWN_FAULTS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGABRT', 'SIGIOT'];
+/**
+ * The faults: the kernel raises them in a process for its own bad memory access, instruction or system call (and
+ * abort() raises ABRT). Another process may send them too (kill(2): `timeout -s ABRT`, a parent's `kill -ABRT 0`), and
+ * then they are signals like any other: forwarded to a running command, held before it runs and after it ended. Only
+ * the launcher tells the two apart (from each signal's siginfo) and relays only those a process sent, so they are
+ * forwarded only when no kernel sent them. Node never takes them itself: its handler would return to a real fault's
+ * instruction for good (and Node's start-up takes back any mask it was given). The launcher keeps it out of the way
+ * instead: without a terminal, or as PID 1, the Node part leads a process group of its own, so a signal sent to the
+ * launcher's group never reaches it.
+ */
+export const FAULTS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGABRT', 'SIGIOT'];
 
 /**
  * The named signals that would end the wrapper for nothing when it acts on `used` alone: every one whose default
- * action ends a process, but KILL (nothing can hold it) and its own faults. The wrapper holds them with handlers.
+ * action ends a process, but KILL (nothing can hold it) and the faults (blocked from its start). The wrapper holds
+ * them with handlers.
  */
 export function unusedSignals(used: readonly string[]): NodeJS.Signals[] {
   return [...FORWARDED, ...(Object.keys(NOT_FORWARDED) as NodeJS.Signals[])].filter(
-    (name) => !SPARED_BY_DEFAULT.includes(name) && name !== 'SIGKILL' && !OWN_FAULTS.includes(name) && !used.includes(name),
+    (name) => !SPARED_BY_DEFAULT.includes(name) && name !== 'SIGKILL' && !FAULTS.includes(name) && !used.includes(name),
   );
 }
 
@@ -99,6 +101,7 @@ interface SignalTables {
   readonly forwarded: ReadonlySet<number>;
   readonly endsWait: ReadonlySet<number>;
   readonly fromTerminal: ReadonlySet<number>;
+  readonly faults: ReadonlySet<number>;
 }
 
 let tables: SignalTables | undefined;
@@ -110,10 +113,16 @@ function signalTables(): SignalTables {
     const numbersOf = (names: readonly string[]): ReadonlySet<number> => new Set(names.map((name) => numbers[name] ?? 0));
     tables = {
       numbers,
-      names: new Map(Object.entries(numbers).map(([name, number]) => [number, name])),
+      // The first of two names of one number (SIGABRT, not SIGIOT; SIGIO, not SIGPOLL).
+      names: new Map(
+        Object.entries(numbers)
+          .reverse()
+          .map(([name, number]) => [number, name]),
+      ),
       forwarded: numbersOf(FORWARDED),
       endsWait: numbersOf(ENDS_WAIT),
       fromTerminal: numbersOf(FROM_TERMINAL),
+      faults: numbersOf(FAULTS),
     };
   }
   return tables;
@@ -129,15 +138,18 @@ export function signalNumber(name: string): number {
   return signalTables().numbers[name] ?? 0;
 }
 
-const isForwarded = (signal: number): boolean =>
-  signalTables().forwarded.has(signal) || (signal >= REALTIME_FIRST && signal <= REALTIME_LAST);
+/** A fault is forwarded only when a process sent it: the kernel sends one for the receiver's own fault. */
+const isForwarded = (signal: number, byKernel: boolean): boolean =>
+  signalTables().forwarded.has(signal) ||
+  (signal >= REALTIME_FIRST && signal <= REALTIME_LAST) ||
+  (!byKernel && signalTables().faults.has(signal));
 
 /**
- * What a signal does; pure, so it is tested from a table. `fromTerminal`: the kernel's terminal driver sent
- * it (to the whole foreground process group, the command included), not a kill(2).
+ * What a signal does; pure, so it is tested from a table. `fromTerminal`: the kernel sent it (a terminal's driver,
+ * to the whole foreground process group, the command included), not a kill(2).
  */
 export function decide(signal: number, phase: Phase, fromTerminal: boolean): Action {
-  if (!isForwarded(signal)) return 'ignore';
+  if (!isForwarded(signal, fromTerminal)) return 'ignore';
   switch (phase) {
     case 'before':
       return signalTables().endsWait.has(signal) ? 'end-wait' : 'ignore';

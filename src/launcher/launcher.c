@@ -18,14 +18,17 @@
  *   2. Start the wrapper (Node) with the environment cleaned of what belongs to the job (LD_*, NODE_*, ...), its
  *      soft limits raised to the hard ones, the signals it has no use for ignored (one sent to a group it shares
  *      must not end it), its stderr a pipe of ours, and a socket pair as the channel: another
- *      process cannot open it through /proc, so no line is forged. As PID 1 it gets a process group of its own
- *      (a terminal's keys never reach its first milliseconds); otherwise it shares ours, so a shell's job control
- *      stops and continues it with us.
+ *      process cannot open it through /proc, so no line is forged. As PID 1 or without a terminal it gets a
+ *      process group of its own (a terminal's keys never reach its first milliseconds, a signal to our group
+ *      reaches it only through us); on a terminal otherwise it shares ours, so a shell's job control stops and
+ *      continues it with us.
  *   3. Pass signals on at the source: while the command runs, each one it would get alone goes to it as soon as
  *      it is read here, then the wrapper is told (`passed`); the rule is the wrapper's own, generated. Before
  *      the command runs and after it ended, every signal goes to the wrapper (`sig`), with whether the kernel
  *      sent it, and the wrapper decides: a stop request ends the wait, or reaches a command asked for but not
- *      yet started. Those the command sent are neither (it has them, or the kernel spared it). The wrapper
+ *      yet started. Those the command sent are neither (it has them, or the kernel spared it). A fault signal
+ *      (SEGV, ABRT...) another process sent is one like the others; one it did not ends this program, as it would
+ *      have without the block. The wrapper
  *      reads them once its own handlers exist. It asks for the command to run, for signals to be sent to it,
  *      says its log format, its quit plan (each sidecar's quit endpoint as it parsed it, the policy and the
  *      bounds) and its exit code, in lines of at most MAX_LINE_BYTES. Its log lines are written on to stderr,
@@ -111,13 +114,12 @@ static int set_disposition(int signo, void (*handler)(int), void (**old)(int)) {
     return 0;
 }
 
-/* Every signal but KILL and STOP (which cannot be blocked) and the faults of this program itself. */
+/* Every signal (the kernel leaves KILL and STOP unblocked), the faults too: one another process sent is read from
+ * the signalfd like any other, while a real fault of this program's own is delivered by the kernel all the same (it
+ * unblocks it), and ends it by its default action. */
 static void fill_blockable(sigset_t *set) {
     memset(set, 0, sizeof *set);
-    unsigned long long bits = 0;
-    for (int signo = 1; signo <= SIGNALS; signo++) {
-        if (!IS_OWN_FAULT(signo)) bits |= 1ULL << (signo - 1);
-    }
+    unsigned long long bits = ~0ULL;
     memcpy(set, &bits, sizeof bits);
 }
 
@@ -237,10 +239,13 @@ static void start_wrapper(void) {
         sigset_t none;
         sigemptyset(&none);
         /* As PID 1, a group of its own: a terminal's keys reach the command, never the wrapper's first milliseconds.
-         * Otherwise ours, so a shell's job control stops and continues it with us, and it writes --help and
-         * --version from the terminal's foreground group (a background one stops for it under stty tostop). */
-        if ((given.pid1 && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 || ignore_unused() != 0 ||
-            set_mask(SIG_SETMASK, &none, NULL) != 0) {
+         * Without a terminal too: a signal sent to our group (coreutils timeout's, a parent's kill 0) reaches this
+         * program alone, which passes it on or tells the wrapper; a fault signal would end Node, whose start-up
+         * takes back every mask and whose handler would hold a real fault for good. On a terminal, ours, so a
+         * shell's job control stops and continues it with us, and it writes --help and --version from the
+         * terminal's foreground group (a background one stops for it under stty tostop). */
+        if (((given.pid1 || given.tty < 0) && setpgid(0, 0) != 0) || dup2(log[1], 2) < 0 || fcntl(channel[1], F_SETFD, 0) != 0 ||
+            ignore_unused() != 0 || set_mask(SIG_SETMASK, &none, NULL) != 0) {
             report_exec_failure(exec_pipe[1], errno);
         }
         execve(args[0], args, env);
@@ -308,6 +313,31 @@ __attribute__((format(printf, 1, 2))) static void tell_wrapper(const char *forma
     flush_to_wrapper();
 }
 
+/* Whether another process sent this (kill, sigqueue, tgkill: si_code SI_USER or below, as the kernel's SI_FROMUSER
+ * reads it), not the kernel, nor this program itself. As PID 1, one from outside the namespace has pid 0. */
+static int sent_by_another(const struct signalfd_siginfo *info) {
+    int own = (pid_t)info->ssi_pid == getpid() && (info->ssi_code == SI_USER || info->ssi_code == SI_TKILL);
+    return info->ssi_code <= SI_USER && !own;
+}
+
+/* A fault this program did not get from another process: its own, as the kernel would have ended it without the
+ * block (a synchronous fault never comes here: the kernel delivers it at once). Taken back to its default action and
+ * let through; as PID 1 the kernel drops it, as it always did. */
+static void end_of_own_fault(int signo) {
+    flush_log(LOG_FLUSH_MS);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    if (set_disposition(signo, SIG_DFL, NULL) != 0 || kill(getpid(), signo) != 0 || set_mask(SIG_UNBLOCK, &one, NULL) != 0 ||
+        set_mask(SIG_BLOCK, &one, NULL) != 0) {
+        say("warn", "cannot end with signal %d: %s", signo, strerror(errno));
+    }
+}
+
+/* Fault signals another process sent this program: on a terminal the wrapper shares our group and gets them too, and
+ * dies of one (Node takes none), which is then no crash of its own. */
+static int sent_faults[SIGNALS + 1];
+
 /* Whether the command itself sent this: a broadcast or group signal (kill -1, kill 0) it already has, or never got. */
 static int sent_by_command(const struct signalfd_siginfo *info) {
     return command.running && info->ssi_code == SI_USER && (pid_t)info->ssi_pid == command.pid;
@@ -336,6 +366,11 @@ static int pass_to_command(const struct signalfd_siginfo *info) {
 static void relay_signal(const struct signalfd_siginfo *info) {
     int signo = (int)info->ssi_signo;
     if (signo < 1 || signo > SIGNALS || signo == SIGPIPE) return; /* SIGPIPE: our own write to a closed pipe */
+    if (IS_FAULT(signo) && !sent_by_another(info)) {
+        end_of_own_fault(signo);
+        return;
+    }
+    if (IS_FAULT(signo)) sent_faults[signo] = 1;
     if (sent_by_command(info)) return;
     char kind = info->ssi_code == SI_KERNEL ? SENT_BY_KERNEL : SENT_BY_PROCESS;
     if (kind == SENT_BY_KERNEL && IS_FROM_TERMINAL(signo)) wrapper.typed[signo] = 1;
@@ -637,6 +672,8 @@ static void describe_wrapper_end(char *text, size_t size, long long oom_before) 
     if (signo == SIGKILL) {
         long long oom_after = oom_kills();
         if (oom_before >= 0 && oom_after > oom_before) why = " (the kernel's out-of-memory killer: raise the memory limit)";
+    } else if (signo <= SIGNALS && sent_faults[signo]) {
+        why = ", which another process sent to the launcher's process group";
     } else if (crashed) {
         why = "; too small a limit on memory, pids or open files does this";
     } else if (wrapper_interrupted()) {

@@ -49,6 +49,21 @@ describe('--check through the executable', () => {
     const result = await run(files);
     assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
   });
+  test('--check DIR: the directories below DIR are skipped whatever their names, and nothing is said of them', async () => {
+    const dir = join(scratch, 'charts');
+    mkdirSync(join(dir, 'charts.yaml', 'nested.yaml'), { recursive: true });
+    mkdirSync(join(dir, 'templates.yml'));
+    mkdirSync(join(dir, 'values.json'));
+    writeFileSync(join(dir, 'charts.yaml', 'nested.yaml', 'job.yaml'), PLAIN);
+    symlinkSync(join(dir, 'templates.yml'), join(dir, 'linked.yaml'));
+    writeFileSync(join(dir, 'plain.yaml'), PLAIN);
+    const result = await run(['--check', dir]);
+    const alone = await run(['--check', join(dir, 'plain.yaml')]);
+    assert.deepEqual([result.code, result.stdout, result.stderr], [alone.code, alone.stdout, '']);
+    rmSync(join(dir, 'plain.yaml'));
+    const none = await run(['--check', dir]);
+    assert.deepEqual([none.code, none.stderr], [2, `istio-job-run: ${dir}: a directory with no .yaml, .yml or .json file in it\n`]);
+  });
   test('a file that cannot be read, or parsed: exit 2, named on stderr; the others still checked', async () => {
     const broken = join(scratch, 'broken.yaml');
     writeFileSync(broken, 'kind: Job\nmetadata:\n  name: [x\n');

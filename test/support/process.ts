@@ -149,6 +149,22 @@ export function start(file: string, args: readonly string[], options: SpawnOptio
   };
 }
 
+/**
+ * Python, making its stdin a terminal (a pty nobody controls; its other end stays open, or the terminal is hung up),
+ * then running the rest of its arguments with SIGPIPE back to its default action (Python ignores it).
+ */
+const ON_A_TERMINAL = [
+  'import os, pty, signal, sys',
+  'master, slave = pty.openpty()',
+  'os.set_inheritable(master, True)',
+  'os.dup2(slave, 0)',
+  'signal.signal(signal.SIGPIPE, signal.SIG_DFL)',
+  'os.execvp(sys.argv[1], sys.argv[1:])',
+].join('; ');
+
+/** The file and arguments that run ARGV with its stdin a terminal (Python, which execs ARGV in its place). */
+export const onATerminal = (argv: readonly string[]): [string, string[]] => ['/usr/bin/python3', ['-c', ON_A_TERMINAL, ...argv]];
+
 /** The host PID of the process that `unshare --fork` started: PID 1 of the new PID namespace. */
 export function pidOne(unsharePid: number): number {
   const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(/\s+/);

@@ -23,7 +23,10 @@ import { parseSource, type Source } from '../yaml/source.ts';
 export interface ManifestIo {
   /** The file's text; `-` is stdin. Throws as readFileSync does, and EFBIG as soon as it is past maxBytes. */
   readonly readFile: (path: string, maxBytes: number) => string;
-  /** The names in a directory; undefined for anything else (stdin, a file). Throws as statSync does. */
+  /**
+   * The names in a directory but those of its directories (kubectl's -f DIR skips them, whatever their names);
+   * undefined for anything else (stdin, a file). Throws as statSync does.
+   */
   readonly listDir: (path: string) => readonly string[] | undefined;
   /** Writes all of the text; throws as writeSync does (EPIPE, ENOSPC, EBADF). */
   readonly stdout: (text: string) => void;

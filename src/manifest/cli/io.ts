@@ -4,6 +4,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
 import { addressSpace } from '../yaml/memory.ts';
@@ -14,12 +15,25 @@ export function manifestIo(invokedAs: string): ManifestIo {
   const prefix = toolName(invokedAs);
   return {
     readFile: (path, maxBytes) => utf8(readLimited(path, maxBytes)),
-    listDir: (path) => (path !== '-' && statSync(path).isDirectory() ? readdirSync(path) : undefined),
+    listDir: (path) => (path !== '-' && statSync(path).isDirectory() ? filesIn(path) : undefined),
     stdout: (text) => writeAll(1, text),
     stderr: (line) => writeStderr(`${prefix}: ${line}\n`),
     env: process.env,
     addressSpace: () => addressSpace(),
   };
+}
+
+/**
+ * The names in DIR but its directories, whatever their names (a link to one too), as kubectl's -f DIR skips them: a
+ * link is followed only to tell, and one that leads nowhere is kept (reading it says why it cannot be read).
+ */
+function filesIn(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter(
+      (entry) =>
+        !entry.isDirectory() && !(entry.isSymbolicLink() && statSync(join(dir, entry.name), { throwIfNoEntry: false })?.isDirectory()),
+    )
+    .map((entry) => entry.name);
 }
 
 /**

@@ -1,12 +1,14 @@
 // Findings a team has accepted, left out of --check's output and exit code: by rule everywhere (--ignore RULE,
 // ISTIO_JOB_RUN_IGNORE), by rule for one object (the istio-job-run.io/ignore annotation on it or its pod
 // template), or one finding (a `# istio-job-run ignore=RULE` comment on its line or the line above, a YAML
-// comment or one in the script).
+// comment or a comment of a container's script: never text inside a string or a value).
 
-import type { YAMLMap } from 'yaml';
+import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
 import { type Finding, RULE_SUMMARIES } from '../check/rules.ts';
-import { getIn, isMap, items, type Source, text } from '../yaml/source.ts';
+import { podScripts } from '../pod/pod.ts';
+import { scriptComments } from '../script/shell.ts';
+import { getIn, isMap, isScalar, isSeq, items, type Source, text } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
 
 export const IGNORE_FLAG = '--ignore';
@@ -14,6 +16,7 @@ export const IGNORE_VARIABLE = 'ISTIO_JOB_RUN_IGNORE';
 export const IGNORE_ANNOTATION = 'istio-job-run.io/ignore';
 export const IGNORE_COMMENT = `# ${PROGRAM} ignore=RULE[,RULE...]`;
 const COMMENT = new RegExp(`#[ \\t]*${PROGRAM}[ \\t]+ignore=([^\\s#]*)`, 'g');
+const ONE_COMMENT = new RegExp(COMMENT.source);
 
 /** What suppressed a finding, as the summary line names it. */
 const BY = { flag: `${IGNORE_FLAG} or ${IGNORE_VARIABLE}`, annotation: IGNORE_ANNOTATION, comment: 'comment' } as const;
@@ -68,13 +71,83 @@ function scopes(source: Source, warnings: string[]): { readonly annotation: Scop
     }
   }
   const comment: Scope[] = [];
-  for (const match of source.text.matchAll(COMMENT)) {
-    const at = line(match.index);
-    const listed = ruleList(match[1] ?? '', `${source.name}:${at}: # ${PROGRAM} ignore=`);
+  for (const { at, rules } of comments(source)) {
+    const listed = ruleList(rules, `${source.name}:${at}: # ${PROGRAM} ignore=`);
     warnings.push(...listed.warnings);
     comment.push({ from: at, to: at + 1, rules: listed.rules });
   }
   return { annotation, comment };
+}
+
+/**
+ * The suppression comments of the file, by line, each with its list of rules. Only where the text has one is
+ * anything more read: a YAML comment is one outside the text of every scalar, where YAML starts a comment (after a
+ * space, or first on its line); one inside a scalar counts only when the scalar is a container's script and the
+ * shell reads a comment there.
+ */
+function comments(source: Source): { readonly at: number; readonly rules: string }[] {
+  const found = [...source.text.matchAll(COMMENT)];
+  if (found.length === 0) return [];
+  const line = (offset: number): number => source.lines.linePos(offset).line;
+  const holders = scalarsHolding(
+    source,
+    found.map((match) => match.index),
+  );
+  const listed: { at: number; rules: string }[] = [];
+  const inScalars = new Set<Scalar>();
+  for (const match of found) {
+    const holder = holders.get(match.index);
+    if (holder !== undefined) inScalars.add(holder);
+    else if (startsComment(source.text, match.index)) listed.push({ at: line(match.index), rules: match[1] ?? '' });
+  }
+  if (inScalars.size === 0) return listed;
+  const read = new Set<Scalar>();
+  for (const script of workloads(source).flatMap(podScripts)) {
+    if (!inScalars.has(script.node) || read.has(script.node)) continue;
+    read.add(script.node);
+    for (const { text: said, place } of scriptComments(String(script.node.value))) {
+      const rules = ONE_COMMENT.exec(said)?.[1];
+      if (rules === undefined) continue;
+      listed.push({ at: script.lines.lineAt(place.row, place.column) ?? line(script.node.range?.[0] ?? 0), rules });
+    }
+  }
+  return listed.sort((a, b) => a.at - b.at);
+}
+
+/** YAML starts a comment at a `#` first on its line or after a space or a tab. */
+function startsComment(text: string, at: number): boolean {
+  const before = text.charCodeAt(at - 1);
+  return at === 0 || before === 32 || before === 9 || before === 10 || before === 13;
+}
+
+/**
+ * The scalar whose text holds each of OFFSETS (a key's too), if any: a block scalar's text starts on the line after
+ * its header, whose comment is YAML's. Every node is visited once.
+ */
+function scalarsHolding(source: Source, offsets: readonly number[]): Map<number, Scalar> {
+  const held = new Map<number, Scalar>();
+  const stack: unknown[] = source.documents.map((document) => document.contents);
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isScalar(node)) {
+      const [start = 0, end = 0] = node.range ?? [];
+      const newline = node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED' ? source.text.indexOf('\n', start) : start - 1;
+      const from = newline < 0 || newline >= end ? end : newline + 1;
+      // The offsets are in ascending order: the first at or after FROM, found by halves.
+      let low = 0;
+      for (let high = offsets.length; low < high; ) {
+        const middle = (low + high) >> 1;
+        if ((offsets[middle] as number) < from) low = middle + 1;
+        else high = middle;
+      }
+      for (let i = low; i < offsets.length && (offsets[i] as number) < end; i++) held.set(offsets[i] as number, node);
+    } else if (isMap(node)) {
+      for (const pair of node.items as Pair<Node, Node | null>[]) stack.push(pair.key, pair.value);
+    } else if (isSeq(node)) {
+      for (const item of node.items) stack.push(item);
+    }
+  }
+  return held;
 }
 
 /** How many findings were suppressed, by what. */

@@ -120,8 +120,7 @@ const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node,
 export function readPod(workload: Workload, namespaces: InjectedNamespaces, namespace: string | undefined): Pod {
   const annotations = stringMap(getIn(workload.template, ['metadata', 'annotations']));
   const labels = stringMap(getIn(workload.template, ['metadata', 'labels']));
-  const initContainers = items(get(workload.podSpec, 'initContainers')).filter(isMap) as YAMLMap[];
-  const regular = items(get(workload.podSpec, 'containers')).filter(isMap) as YAMLMap[];
+  const { initContainers, regular } = containersOf(workload);
   const podNamespace = text(getIn(workload.object, ['metadata', 'namespace'])) ?? namespace ?? 'default';
 
   const sidecars: PodSidecar[] = [];
@@ -395,6 +394,23 @@ function declared(kind: SidecarKind, candidates: readonly Candidate[]): PodSidec
     });
   }
   return found;
+}
+
+/** A pod's init containers and its containers. */
+function containersOf(workload: Workload): { readonly initContainers: YAMLMap[]; readonly regular: YAMLMap[] } {
+  return {
+    initContainers: items(get(workload.podSpec, 'initContainers')).filter(isMap) as YAMLMap[],
+    regular: items(get(workload.podSpec, 'containers')).filter(isMap) as YAMLMap[],
+  };
+}
+
+/** The scripts of a pod's containers (`sh -c SCRIPT`, init containers' too): each node, and where its lines come from. */
+export function podScripts(workload: Workload): NonNullable<ContainerFacts['script']>[] {
+  const { initContainers, regular } = containersOf(workload);
+  return [
+    ...initContainers.map((node) => readContainer(workload.source, node, true).script),
+    ...regular.map((node) => readContainer(workload.source, node, false).script),
+  ].filter((script) => script !== undefined);
 }
 
 /** The programs a command runs: its first word, and the command of an init or kubexit in front of it. */

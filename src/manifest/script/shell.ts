@@ -193,6 +193,24 @@ const NO_OUTCOME: Outcome = {
 };
 const SOMETIMES: Runs = { onSuccess: true, onFailure: true, conditional: true, afterWork: false, repeated: false, effective: true };
 
+/** The comments of scripts already read, by their text: rendered charts repeat one script in many Jobs. */
+const commented = new Map<string, readonly { readonly text: string; readonly place: Place }[]>();
+
+/**
+ * The comments of a script, as the shell reads them (the parser's comment nodes: never a `#` inside a quoted
+ * string, a word or a here-document), each with its place in the script.
+ */
+export function scriptComments(script: string): readonly { readonly text: string; readonly place: Place }[] {
+  const known = commented.get(script);
+  if (known !== undefined) return known;
+  if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
+  const tree = parseScript(parser, script);
+  const comments = (tree?.descendantsOfType('comment') ?? []).map((node) => ({ text: node.text, place: node.startPosition }));
+  if (commented.size >= MAX_READ) commented.clear();
+  commented.set(script, comments);
+  return comments;
+}
+
 /** A script parsed; a heredoc left open runs to the end of the script, as bash and dash run it. */
 function parseScript(shellParser: Parser, script: string): Syntax | null {
   // A line continuation at the very end joins nothing: the shell takes it as the end.

@@ -7,7 +7,7 @@ import {
   FORWARDED,
   FROM_TERMINAL,
   NOT_FORWARDED,
-  OWN_FAULTS,
+  FAULTS,
   createSignalRouter,
   decide,
   type Action,
@@ -84,7 +84,29 @@ describe('decide: the rest of 1-64', () => {
       );
     });
   }
-  test('signalName names what Node names, and numbers the rest', () => {
+  for (const name of FAULTS) {
+    test(`${name} sent by a process is forwarded while the command runs and held otherwise; sent by the kernel, never`, () => {
+      const signal = signalNumber(name);
+      assert.deepEqual(
+        [
+          decide(signal, 'before', false),
+          decide(signal, 'starting', false),
+          decide(signal, 'running', false),
+          decide(signal, 'after', false),
+          decide(signal, 'running', true),
+        ],
+        ['ignore', 'ignore', 'forward', 'ignore', 'ignore'],
+      );
+    });
+  }
+  test('faults and the other signals are disjoint', () => {
+    assert.deepEqual(
+      FAULTS.filter((s) => FORWARDED.includes(s) || s in NOT_FORWARDED),
+      [],
+    );
+  });
+  test('signalName names what Node names (the first of two names), and numbers the rest', () => {
+    assert.deepEqual([signalName(6), signalName(29)], ['SIGABRT', 'SIGIO']);
     assert.deepEqual([signalName(15), signalName(40), signalName(64)], ['SIGTERM', 'signal 40', 'signal 64']);
   });
 });
@@ -108,7 +130,7 @@ describe('signal sets', () => {
     assert.equal(new Set(FORWARDED).size, FORWARDED.length);
   });
   test('not forwarded: the wrapper-only and uncatchable signals', () => {
-    const required = ['SIGCHLD', 'SIGURG', 'SIGPIPE', 'SIGKILL', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGSEGV'];
+    const required = ['SIGCHLD', 'SIGURG', 'SIGPIPE', 'SIGKILL', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'];
     assert.deepEqual(
       required.filter((s) => !(s in NOT_FORWARDED)),
       [],
@@ -116,17 +138,19 @@ describe('signal sets', () => {
   });
   test('every signal on this platform has a decision: forwarded, or not with a reason', () => {
     const all = Object.keys(constants.signals).filter((s) => !s.startsWith('SIGRT'));
-    const undecided = all.filter((s) => !FORWARDED.includes(s as NodeJS.Signals) && !(s in NOT_FORWARDED));
+    const undecided = all.filter(
+      (s) => !FORWARDED.includes(s as NodeJS.Signals) && !FAULTS.includes(s as NodeJS.Signals) && !(s in NOT_FORWARDED),
+    );
     assert.deepEqual(undecided, []);
   });
   test("every signal that ends a process by default (signal-exit's list) has a decision", () => {
-    const undecided = exitSignals.filter((s) => !FORWARDED.includes(s) && !(s in NOT_FORWARDED));
+    const undecided = exitSignals.filter((s) => !FORWARDED.includes(s) && !FAULTS.includes(s) && !(s in NOT_FORWARDED));
     assert.deepEqual(undecided, []);
   });
   test('every listed signal exists on this platform', () => {
     const known = Object.keys(constants.signals);
     assert.deepEqual(
-      [...FORWARDED, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)),
+      [...FORWARDED, ...FAULTS, ...Object.keys(NOT_FORWARDED)].filter((s) => !known.includes(s)),
       [],
     );
   });
@@ -316,13 +340,13 @@ describe('createSignalRouter', () => {
 describe('what the wrapper has no use for', () => {
   const unused = unusedSignals(FORWARDED);
   test("every signal that ends a process by default (signal-exit's list) is forwarded, unused, a fault or KILL", () => {
-    const left = exitSignals.filter((s) => !FORWARDED.includes(s) && !unused.includes(s) && !OWN_FAULTS.includes(s) && s !== 'SIGKILL');
+    const left = exitSignals.filter((s) => !FORWARDED.includes(s) && !unused.includes(s) && !FAULTS.includes(s) && s !== 'SIGKILL');
     assert.deepEqual(left, []);
   });
   test('none forwarded, a fault, KILL or one that spares a process by default', () => {
     const spares = ['SIGCHLD', 'SIGURG', 'SIGWINCH', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'];
     assert.deepEqual(
-      unused.filter((s) => FORWARDED.includes(s) || OWN_FAULTS.includes(s) || s === 'SIGKILL' || spares.includes(s)),
+      unused.filter((s) => FORWARDED.includes(s) || FAULTS.includes(s) || s === 'SIGKILL' || spares.includes(s)),
       [],
     );
   });

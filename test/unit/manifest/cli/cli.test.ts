@@ -488,6 +488,41 @@ describe('--check suppressions', () => {
     ]);
     assert.equal(unknown.code, 1);
   });
+
+  test('the comment counts only as a comment: of the YAML or of a script, never inside a string or a value', async () => {
+    const marker = '# istio-job-run ignore=quit-skipped-on-failure';
+    const keyMarker = '# istio-job-run ignore=duplicate-key';
+    const suppressedBy = async (manifest: string): Promise<string | undefined> => {
+      const result = await run(['--check', 'j.yaml', '--failure-threshold', 'info'], { 'j.yaml': manifest });
+      return result.stderr.find((line) => line.startsWith(SUMMARY));
+    };
+    const comments = {
+      'a YAML comment': LEVELLED['warning.yaml'].replace('        image: y\n', `        image: y  ${keyMarker}\n`),
+      'a YAML comment after a block header': meshJob(SKIPPED).replace('        - |\n', `        - |  ${marker}\n`),
+      'a comment of a script': meshJob(`${SKIPPED}  ${marker}`),
+      'a comment of a script in a quoted YAML string': meshJob(SKIPPED).replace(
+        `        - |\n          ${SKIPPED}\n`,
+        `        - "${SKIPPED}  ${marker}"\n`,
+      ),
+    };
+    for (const [where, manifest] of Object.entries(comments)) {
+      assert.equal(await suppressedBy(manifest), `${SUMMARY} (1 by comment)`, where);
+    }
+    const notComments = {
+      "a script's double-quoted string": meshJob(`./task.sh && echo "see ${marker} here" && curl -XPOST localhost:15020/quitquitquit`),
+      "a script's single-quoted string": meshJob(`./task.sh && echo '${marker} here' && curl -XPOST localhost:15020/quitquitquit`),
+      "a script's word": meshJob(`./task.sh && echo see${marker} && curl -XPOST localhost:15020/quitquitquit`),
+      'a quoted YAML value': LEVELLED['warning.yaml'].replace('        image: x\n', `        image: "x ${keyMarker} here"\n`),
+      'a plain YAML value': LEVELLED['warning.yaml'].replace('        image: x\n', `        image: x${keyMarker}\n`),
+      'a block YAML value that is no script': LEVELLED['warning.yaml'].replace(
+        '        image: x\n',
+        `        image: x\n        env:\n        - name: NOTES\n          value: |\n            ${keyMarker}\n`,
+      ),
+    };
+    for (const [where, manifest] of Object.entries(notComments)) {
+      assert.equal(await suppressedBy(manifest), undefined, where);
+    }
+  });
 });
 
 describe('--image-volume', () => {
