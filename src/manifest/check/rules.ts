@@ -7,26 +7,17 @@
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
-import { parseInvocation } from '../../config/parse.ts';
 import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import {
-  argvOf,
-  type ContainerFacts,
-  containerEnv,
-  ENVOY_ADMIN_PORT,
-  type InjectedNamespaces,
-  type Pod,
-  type PodSidecar,
-  readPod,
-} from '../pod/pod.ts';
+import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/state.ts';
 import { basename } from '../script/commands.ts';
 import { workloads } from '../yaml/workloads.ts';
+import type { Level } from '../../config/tool-flags.ts';
 
-export type Level = 'error' | 'warning' | 'info';
+export type { Level };
 
 export interface Finding {
   readonly line: number;
@@ -179,7 +170,7 @@ const ROWS = [
       for (const pod of pods) {
         if (pod.workload.restartPolicy !== 'OnFailure') continue;
         for (const container of pod.jobs) {
-          if (container.wrapper?.program === PROGRAM && quitPolicy(container.node) === 'always') {
+          if (container.wrapper?.program === PROGRAM && (container.wrapper.options?.quit ?? 'always') === 'always') {
             report(
               pairOf(container.node, 'command') ?? container.node,
               `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but ${PROGRAM} quits the sidecar after a failure too (--quit always), ` +
@@ -264,7 +255,7 @@ const ROWS = [
         const policyOf = pod.workload.restartPolicy;
         for (const container of pod.jobs) {
           if (container.wrapper?.program !== PROGRAM) continue;
-          const policy = quitPolicy(container.node);
+          const policy = container.wrapper.options?.quit ?? 'always';
           if (policy !== 'never' && (policy !== 'on-success' || policyOf !== 'Never')) continue;
           report(
             pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
@@ -754,14 +745,6 @@ function fixFor(sidecar: PodSidecar, templatePath: string): string {
   if (sidecar.container !== undefined)
     return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
   return '';
-}
-
-/** The wrapper's --quit policy as its own parser reads the container's command and environment. */
-function quitPolicy(container: Node): string {
-  const { words } = argvOf(container);
-  const start = words.findIndex((word) => basename(word) === PROGRAM);
-  const invocation = parseInvocation(words.slice(start + 1), Object.fromEntries(containerEnv(container)));
-  return invocation.kind === 'run' || invocation.kind === 'usage-error' ? invocation.options.quit : 'always';
 }
 
 /** The keys of every kind's injector, which only the pod template's metadata is read for. */

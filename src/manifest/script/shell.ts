@@ -6,7 +6,7 @@
 
 import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
-import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
+import { basename, innerCommand, readWrapper, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
 import { outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
@@ -228,7 +228,7 @@ interface Said {
 function recognise(words: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>, id: number): Said | undefined {
   const program = basename(words[0] ?? '');
   if ((WRAPPERS as readonly string[]).includes(program)) {
-    const at = childAt(words.slice(1));
+    const at = readWrapper(program, words.slice(1)).child;
     const child = at === undefined ? undefined : words.slice(at + 1);
     const quits =
       program === 'istio-job-run' ||
@@ -360,20 +360,6 @@ function findSyntaxError(root: Syntax): ScriptFacts['syntaxError'] {
       const child = node.child(i);
       if (child !== null) stack.push(child);
     }
-  }
-  return undefined;
-}
-
-/** Switches of the wrappers, which take no value; their other options do. */
-const SWITCHES = /^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy|-v|--verbose)$/;
-
-/** The command a wrapper runs: its first word after its own options (and `--`). */
-function childAt(words: readonly string[]): number | undefined {
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] as string;
-    if (word === '--') return i + 1 < words.length ? i + 1 : undefined;
-    if (!word.startsWith('-')) return i;
-    if (!word.includes('=') && !SWITCHES.test(word)) i++;
   }
   return undefined;
 }

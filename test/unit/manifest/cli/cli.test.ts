@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../../src/manifest/cli/cli.ts';
-import { PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { isManifestInvocation, PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { parsePlugin } from '../../../../src/manifest/cli/flags.ts';
+import { TOOL_FLAGS } from '../../../../src/config/tool-flags.ts';
 import { RULE_SUMMARIES } from '../../../../src/manifest/check/rules.ts';
 import { MIGRATE_JOB } from '../../../support/manifest.ts';
 import { root } from '../../../support/process.ts';
@@ -55,6 +57,29 @@ async function run(
 }
 
 describe('flags in any order', () => {
+  test("the selector takes every flag of the table before its tool's flag, and the plugin takes it after its command", () => {
+    for (const { flag, argument, tools, mode } of TOOL_FLAGS) {
+      if (mode === true) continue;
+      for (const tool of tools) {
+        const given = argument === undefined ? [flag] : [flag, 'x'];
+        for (const argv of [
+          [...given, `--${tool}`, 'job.yaml'],
+          [`${given.join('=')}`, `--${tool}`, 'job.yaml'],
+        ])
+          assert.ok(isManifestInvocation(argv, 'istio-job-run'), argv.join(' '));
+        const plugin = parsePlugin([tool, '-f', 'job.yaml', ...given], {});
+        assert.ok(plugin.kind !== 'error' || !/is not an option/.test(plugin.message), `${tool} ${given.join(' ')}`);
+      }
+    }
+    // The wrapper's own options and a command stay the wrapper's.
+    for (const argv of [
+      ['--', '--check', 'x'],
+      ['--quit', 'always', '--check'],
+      ['job', '--check'],
+      ['--format', 'json', 'job', '--check'],
+    ])
+      assert.equal(isManifestInvocation(argv, 'istio-job-run'), false, argv.join(' '));
+  });
   test('--native, --image and the mode flag before or after FILE give the same bytes', async () => {
     const files = { 'job.yaml': JOB };
     const native = await run(['--inject', 'job.yaml', '--native'], files);
