@@ -182,13 +182,10 @@ function markedFor(kind: SidecarKind, annotations: Strings, labels: Strings): { 
   const markers = kind.template;
   const inject = markers.inject;
   if (inject === undefined) return {};
+  // The first key present decides, a label before an annotation, as the injectors read them (an empty value too).
   const decided =
-    inject.labels
-      .map((key) => ['label', key, labels.get(key)] as const)
-      .find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
-    inject.annotations
-      .map((key) => ['annotation', key, annotations.get(key)] as const)
-      .find(([, , found]) => found !== undefined && found.value.trim() !== '');
+    inject.labels.map((key) => ['label', key, labels.get(key)] as const).find(([, , found]) => found !== undefined) ??
+    inject.annotations.map((key) => ['annotation', key, annotations.get(key)] as const).find(([, , found]) => found !== undefined);
   if (decided === undefined) return {};
   const [where, key, found] = decided;
   // Off, or a value the injector refuses the pod for: no pod runs with this sidecar.

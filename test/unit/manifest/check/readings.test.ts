@@ -53,3 +53,26 @@ describe("a wrapper's command line, as the wrapper reads it", () => {
     assert.deepEqual(findings(yaml), []);
   });
 });
+
+describe("Istio's injection, as injectRequired reads it", () => {
+  const unwrapped = (podMeta: string, namespaces: readonly string[]): string[] =>
+    findings(job(podMeta, 'restartPolicy: Never\ncontainers:\n- name: job\n  image: example\n  command: ["/app/job"]'), {
+      namespaces: new Map(namespaces.length === 0 ? [] : [['istio', new Set(namespaces)]]),
+    });
+  const UNWRAPPED = ['unwrapped @ command: ["/app/job"]'];
+  test('the label beats the annotation, even empty: the namespace decides then', () => {
+    assert.deepEqual(
+      unwrapped('labels:\n  sidecar.istio.io/inject: ""\nannotations:\n  sidecar.istio.io/inject: "false"', ['*']),
+      UNWRAPPED,
+    );
+    assert.deepEqual(unwrapped('labels:\n  sidecar.istio.io/inject: ""\nannotations:\n  sidecar.istio.io/inject: "true"', []), []);
+  });
+  test('a label that declines beats an annotation that asks', () => {
+    assert.deepEqual(unwrapped('labels:\n  sidecar.istio.io/inject: "no"\nannotations:\n  sidecar.istio.io/inject: "true"', ['*']), []);
+  });
+  test('"Yes" asks, in a namespace that does not inject; " true" (not trimmed) declines, in one that does', () => {
+    assert.deepEqual(unwrapped('annotations:\n  sidecar.istio.io/inject: "Yes"', []), UNWRAPPED);
+    assert.deepEqual(unwrapped('labels:\n  sidecar.istio.io/inject: "On"', []), UNWRAPPED);
+    assert.deepEqual(unwrapped('annotations:\n  sidecar.istio.io/inject: " true"', ['*']), []);
+  });
+});
