@@ -195,6 +195,11 @@ interface TemplateMarkers {
   readonly noQuitPrograms?: readonly string[];
   /** A variable of the pod's environment holding the quit URLs, which scripts loop over and send to (an operator's). */
   readonly quitUrlsVariable?: string;
+  /**
+   * Image repositories of that release, for a container whose command does not name the program (`args:` only, or
+   * flags only): gcr.io/cloudsql-docker/gce-proxy is the Cloud SQL proxy's v1 image.
+   */
+  readonly noQuitImages?: readonly string[];
 }
 
 /** The pod's annotations as a kind's rule reads them. */
@@ -336,6 +341,7 @@ export const SIDECAR_KINDS = [
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
       noQuitPrograms: ['cloud_sql_proxy'],
+      noQuitImages: ['gce-proxy'],
       processes: ['cloud-sql-proxy', 'cloud_sql_proxy'],
       quitUrlsVariable: 'CSQL_PROXY_QUIT_URLS',
     },

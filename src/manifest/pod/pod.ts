@@ -380,7 +380,11 @@ function declared(kind: SidecarKind, candidates: readonly Candidate[]): PodSidec
         : (words[portWord] as string).includes('=')
           ? (words[portWord] as string).split('=')[1]
           : words[portWord + 1];
-    const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
+    // The release is the program's where the command names it, else the image's.
+    const noQuit =
+      program !== undefined
+        ? (kind.template.noQuitPrograms ?? []).includes(program)
+        : (kind.template.noQuitImages ?? []).includes(repository);
     const quitOn = flag === undefined ? true : readBoolFlag(words, flag) === 'on';
     found.push({
       kind,

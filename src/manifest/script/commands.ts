@@ -41,6 +41,8 @@ export const BOOKKEEPING = new Set([
   'which',
   'read',
   'alias',
+  'pgrep',
+  'pidof',
 ]);
 
 /** Programs that pass on what flows through a pipe, and succeed: `job | tee log`. */

@@ -76,3 +76,72 @@ describe("Istio's injection, as injectRequired reads it", () => {
     assert.deepEqual(unwrapped('annotations:\n  sidecar.istio.io/inject: " true"', ['*']), []);
   });
 });
+
+/** A pod spec with restartPolicy Never and these containers (YAML at column 0, each a list item). */
+const spec = (containers: string, extra = ''): string => `restartPolicy: Never\n${extra}containers:\n${containers}`;
+const ISTIO_POD = 'annotations:\n  sidecar.istio.io/inject: "true"';
+const PROXY_V1 = '- name: proxy\n  image: gcr.io/cloudsql-docker/gce-proxy:1.33.2';
+
+describe('the shapes real manifests quit a sidecar with', () => {
+  test('a PID found first (pgrep, pidof; a variable or inline) is a quit by process: its status is the last', () => {
+    const script = (line: string): string =>
+      spec(
+        `- name: job\n  image: example\n  command: ["/bin/sh", "-c"]\n  args:\n  - |\n    /app/migrate\n    ${line}`,
+        'shareProcessNamespace: true\n',
+      );
+    for (const line of [
+      'pid=$(pgrep cloud_sql_proxy) && kill -INT $pid',
+      'kill -INT `pidof cloud_sql_proxy`',
+      'kill -s INT "$(pgrep -f /cloud_sql_proxy)"',
+    ]) {
+      const yaml = job(undefined, `${script(line)}\n${PROXY_V1}\n  command: ["/cloud_sql_proxy", "-instances=p:r:i=tcp:5432"]`);
+      assert.deepEqual(findings(yaml), [`exit-code-lost @ ${line}`], line);
+    }
+    for (const line of ['PID=$(pidof pilot-agent); kill $PID', 'kill $(pgrep -f "pilot-agent proxy")']) {
+      assert.deepEqual(findings(job(ISTIO_POD, script(line))), [`exit-code-lost @ ${line}`], line);
+    }
+  });
+  test("a watcher that waits for the job's container and then quits: its status is not the job's", () => {
+    const watcher = (wait: string): string =>
+      job(
+        ISTIO_POD,
+        spec(
+          '- name: job\n  image: example\n  command: ["/opt/istio-job-run", "--", "/app/job"]\n' +
+            `- name: watcher\n  image: bitnami/kubectl\n  command: ["/bin/sh", "-c"]\n  args:\n  - |\n    ${wait}\n    curl -fsS -XPOST localhost:15020/quitquitquit`,
+        ),
+      );
+    assert.deepEqual(findings(watcher(`kubectl wait --for=jsonpath='{.status.containerStatuses[0].state.terminated}' pod/$HOSTNAME`)), []);
+    // A container that does work of its own before the quit is a job: its status is lost.
+    assert.deepEqual(findings(watcher('/app/report')), ['exit-code-lost @ curl -fsS -XPOST localhost:15020/quitquitquit']);
+  });
+  test('the v1 proxy image with args only is the v1 proxy, which has no quit endpoint', () => {
+    const yaml = job(
+      undefined,
+      spec(
+        '- name: job\n  image: example\n  command: ["/bin/sh", "-c", "/app/migrate; rc=$?; curl -XPOST localhost:9091/quitquitquit; exit $rc"]\n' +
+          `${PROXY_V1}\n  args: ["-instances=p:r:i=tcp:5432", "--quitquitquit"]`,
+      ),
+    );
+    const [finding] = findings(yaml);
+    assert.match(finding ?? '', /^quit-not-enabled @ command: /);
+    assert.match(check(source(yaml))[0]?.message ?? '', /a release without a quit endpoint: use its v2 image/);
+  });
+  test('a quit as more items after any program that is no shell never runs', () => {
+    const yaml = job(
+      ISTIO_POD,
+      spec(
+        '- name: job\n  image: example\n  command: ["/scripts/wait-for-deps", "&&", "curl", "-X", "POST", "http://localhost:15020/quitquitquit"]',
+      ),
+    );
+    assert.deepEqual(
+      findings(yaml).map((line) => line.split(' @ ')[0]),
+      ['quit-in-exec-args', 'unwrapped'],
+    );
+  });
+  test("a switch its injector reads only as an annotation, written as a label (Linkerd's inject, Dapr's, a quit switch)", () => {
+    for (const key of ['linkerd.io/inject: disabled', 'dapr.io/enabled: "true"', 'config.linkerd.io/proxy-admin-shutdown: enabled']) {
+      const yaml = job(`labels:\n  ${key}`, spec('- name: job\n  image: example\n  command: ["/app/job"]'));
+      assert.deepEqual(findings(yaml), [`annotation-as-label @ ${key}`], key);
+    }
+  });
+});
