@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
 import { OUTPUT_FLAGS } from '../src/manifest/cli/flags.ts';
-import { JSON_FIELDS, LEVELS, ruleAnchor } from '../src/manifest/cli/report.ts';
+import { ruleAnchor } from '../src/manifest/cli/report.ts';
+import { JSON_FIELDS, LEVELS, TOOL_FLAGS } from '../src/config/tool-flags.ts';
 import { SPECS } from '../src/config/options.ts';
 import { type Endpoint, type Reading, SIDECAR_KINDS, type SidecarKind } from '../src/config/kinds.ts';
 import { root } from './root.ts';
@@ -91,6 +92,21 @@ export function checkOutputTable(): string {
   return `${recordTable(['level', 'means'], LEVELS)}\n\n${lines.join('\n')}`;
 }
 
+/** Every flag of the manifest tools: which tool takes it, its variable and what it does (src/config/tool-flags.ts). */
+export function toolFlagsTable(): string {
+  const lines = [row(['flag', 'tool', 'environment variable', 'meaning']), row(['---', '---', '---', '---'])];
+  for (const { flag, argument, tools, variable, help } of TOOL_FLAGS)
+    lines.push(
+      row([
+        code(`${flag}${argument === undefined ? '' : ` ${argument}`}`),
+        tools.map((tool) => code(`--${tool}`)).join(', '),
+        variable === undefined ? '' : code(variable),
+        cell(help),
+      ]),
+    );
+  return lines.join('\n');
+}
+
 /** How --check and --inject recognise each kind in a pod template, from the kinds table's template markers. */
 export function markersTable(): string {
   const lines = [row(['sidecar', 'the pod gets it when', 'native when', 'its quit answers when']), row(['---', '---', '---', '---'])];
@@ -161,6 +177,7 @@ export const DOCS: readonly { readonly file: string; readonly tables: Tables }[]
   {
     file: 'docs/MANIFESTS.md',
     tables: {
+      'tool-flags': toolFlagsTable,
       'check-rules': rulesTable,
       'check-output': checkOutputTable,
       'check-json': () => recordTable(['field', 'holds'], JSON_FIELDS),

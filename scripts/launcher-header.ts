@@ -18,7 +18,7 @@ import {
 import { PREFIX, LOG_FORMATS } from '../src/log.ts';
 import { OPTIONS } from '../src/config/options.ts';
 import { QUIT_RETRY } from '../src/sidecars/quit.ts';
-import { ENDS_TOOL, EXIT_TOOL_USAGE, IMAGE_FLAG, INJECT_OPTIONS, MODE_FLAGS, PLUGIN_NAME } from '../src/manifest/cli/select.ts';
+import { ENDS_TOOL, EXIT_TOOL_USAGE, MODE_FLAGS, PLUGIN_NAME, TOOL_OPTIONS, VALUE_FLAGS } from '../src/manifest/cli/select.ts';
 import { LIB_DIR, PROGRAM } from '../src/bundle/self.ts';
 import { decide, FAULTS, FROM_TERMINAL, signalNumber, unusedSignalNumbers } from '../src/command/signals.ts';
 
@@ -67,8 +67,8 @@ export function launcherHeader(loader: string): { readonly text: string; readonl
     ['IGNORED_BY_WRAPPER(signo)', inMask('signo', mask(unusedSignalNumbers(ENDS_TOOL)))],
     ['TOOL_PLUGIN_NAME', cString(PLUGIN_NAME)],
     ['TOOL_MODE_FLAGS', cStrings(MODE_FLAGS)],
-    ['TOOL_INJECT_OPTIONS', cStrings(INJECT_OPTIONS)],
-    ['TOOL_VALUE_FLAG', cString(IMAGE_FLAG)],
+    ['TOOL_OPTIONS', cStrings(TOOL_OPTIONS)],
+    ['TOOL_VALUE_FLAGS', cStrings(VALUE_FLAGS)],
     ['EXIT_TOOL_USAGE', String(EXIT_TOOL_USAGE)],
   ];
   const body = [

@@ -54,21 +54,23 @@ export interface SidecarKind {
 export type Setting = 'on' | 'off' | 'unset' | 'refused';
 
 /**
- * How an injector reads one setting: the values it takes as on, as off and as unset (exactly, or trimmed and
- * lower-cased first when it folds), and what it makes of any other value.
+ * How an injector reads one setting: the values it takes as on, as off and as unset (exactly, or lower-cased first
+ * when it folds, and trimmed first when it trims), and what it makes of any other value.
  */
 export interface Reading {
   readonly on: readonly string[];
   readonly off: readonly string[];
   readonly unset?: readonly string[];
   readonly folds?: boolean;
+  readonly trims?: boolean;
   readonly otherwise: Setting;
 }
 
 /** What an injector reading this way makes of VALUE; undefined (the key is absent) is unset. */
 export function readSetting(reading: Reading, value: string | undefined): Setting {
   if (value === undefined) return 'unset';
-  const key = reading.folds === true ? value.trim().toLowerCase() : value;
+  const trimmed = reading.trims === true ? value.trim() : value;
+  const key = reading.folds === true ? trimmed.toLowerCase() : trimmed;
   if (reading.on.includes(key)) return 'on';
   if (reading.off.includes(key)) return 'off';
   if (reading.unset?.includes(key) === true) return 'unset';
@@ -81,32 +83,63 @@ export const settingOn = (reading: Reading, value: string | undefined, byDefault
   return setting === 'unset' || setting === 'refused' ? byDefault : setting === 'on';
 };
 
-/** Go's strconv.ParseBool, case as written; the injector refuses the pod for any other value (consul-k8s). */
+/**
+ * Go's strconv.ParseBool, case as written; the injector refuses the pod for any other value, "" too: consul-k8s
+ * control-plane/connect-inject/webhook/mesh_webhook.go, (*MeshWebhook).shouldInject, reads
+ * consul.hashicorp.com/connect-inject so.
+ */
 const PARSE_BOOL: Reading = {
   on: ['true', '1', 't', 'T', 'TRUE', 'True'],
   off: ['false', '0', 'f', 'F', 'FALSE', 'False'],
   otherwise: 'refused',
 };
-/** consul-k8s's proxy lifecycle: an empty value keeps the injector's default. */
+/**
+ * consul-k8s control-plane/connect-inject/lifecycle/lifecycle_configuration.go, (Config).EnableProxyLifecycle: an
+ * empty value keeps the injector's default; any other is strconv.ParseBool's, and one it cannot parse fails the pod.
+ */
 const CONSUL_LIFECYCLE_READING: Reading = { ...PARSE_BOOL, unset: [''] };
-/** vault-k8s reads with go-secure-stdlib's parseutil.ParseBool: strconv.ParseBool, and "" is false. */
+/**
+ * vault-k8s agent-inject/agent/agent.go, ShouldInject (and annotations.go, getEnableQuit and prePopulateOnly): go-secure-
+ * stdlib's parseutil.ParseBool, strconv.ParseBool with "" false; a value it cannot parse fails the pod.
+ */
 const VAULT_BOOL: Reading = { ...PARSE_BOOL, off: [...PARSE_BOOL.off, ''] };
-/** Dapr's IsTruthy (dapr/kit): trimmed, any case; every other value is false. */
-const DAPR_TRUTHY: Reading = { on: ['true', 'y', 'yes', 't', 'on', '1'], off: [], folds: true, otherwise: 'off' };
-/** Istio 1.27+ (pkg/kube/inject): "true" or "false" as written; any other value falls back to the namespace's policy. */
-const ISTIO_INJECT: Reading = { on: ['true'], off: ['false'], unset: [''], otherwise: 'unset' };
-/** Istio's injection template: every value but "false" makes the proxy native. */
+/**
+ * dapr pkg/injector/patcher/sidecar.go, setValueFromString: a bool annotation (dapr.io/enabled) is dapr/kit
+ * utils/strings.go, IsTruthy: trimmed, any case, "y", "yes", "true", "t", "on", "1"; every other value is false.
+ */
+const DAPR_TRUTHY: Reading = { on: ['true', 'y', 'yes', 't', 'on', '1'], off: [], trims: true, folds: true, otherwise: 'off' };
+/**
+ * istio pkg/kube/inject/inject.go, injectRequired: the label sidecar.istio.io/inject beats the annotation (the
+ * first found decides, empty or not); its value lower-cased, not trimmed: "y", "yes", "true", "on" inject; ""
+ * leaves it to the namespace's policy; any other value ("false", "no", "enabled") means no injection.
+ */
+const ISTIO_INJECT: Reading = { on: ['y', 'yes', 'true', 'on'], off: [], unset: [''], folds: true, otherwise: 'off' };
+/**
+ * istio manifests/charts/istio-control/istio-discovery/files/injection-template.yaml, `$nativeSidecar`: the
+ * annotation, "" standing for the mesh's setting, is native unless it is "false" exactly.
+ */
 const ISTIO_NATIVE: Reading = { on: ['true'], off: ['false'], unset: [''], otherwise: 'on' };
-/** Linkerd's proxy injector: an invalid linkerd.io/inject skips injection. */
+/**
+ * linkerd2 pkg/inject/report.go, (*Report).disabledByAnnotation: the pod annotation linkerd.io/inject (never a
+ * label) as written: "enabled" and "ingress" inject, "" leaves it to the namespace's, and "disabled" or an invalid
+ * value means no injection.
+ */
 const LINKERD_INJECT: Reading = { on: ['enabled', 'ingress'], off: ['disabled'], unset: [''], otherwise: 'off' };
-/** Linkerd's "enabled"/"disabled" settings: another value is warned about and ignored. */
+/**
+ * linkerd2 pkg/inject/inject.go, ApplyAnnotationOverrides (config.linkerd.io/proxy-admin-shutdown): "enabled" or
+ * "disabled" as written; another value is warned about and ignored.
+ */
 const LINKERD_ENABLED: Reading = { on: ['enabled'], off: ['disabled'], otherwise: 'unset' };
-/** Linkerd reads its native-sidecar keys with strconv.ParseBool and ignores a value it cannot parse. */
+/**
+ * linkerd2 pkg/inject/inject.go, ApplyAnnotationOverrides (the proxy-enable-native-sidecar keys, the first found):
+ * strconv.ParseBool, a value it cannot parse ignored.
+ */
 const LINKERD_BOOL: Reading = { ...PARSE_BOOL, otherwise: 'unset' };
 
 /**
  * A boolean flag of a Go program (flag, pflag) among WORDS: the last `--flag` or `--flag=VALUE` decides, VALUE read
- * by strconv.ParseBool (any other stops the program); unset when the flag is not there.
+ * by strconv.ParseBool (any other stops the program); unset when the flag is not there. The Cloud SQL and AlloyDB
+ * Auth Proxies declare --quitquitquit and --health-check so (cloud-sql-proxy cmd/root.go, pflag BoolVar).
  */
 export function readBoolFlag(words: readonly string[], flag: string): Setting {
   let setting: Setting = 'unset';
@@ -173,6 +206,11 @@ interface TemplateMarkers {
   readonly noQuitPrograms?: readonly string[];
   /** A variable of the pod's environment holding the quit URLs, which scripts loop over and send to (an operator's). */
   readonly quitUrlsVariable?: string;
+  /**
+   * Image repositories of that release, for a container whose command does not name the program (`args:` only, or
+   * flags only): gcr.io/cloudsql-docker/gce-proxy is the Cloud SQL proxy's v1 image.
+   */
+  readonly noQuitImages?: readonly string[];
 }
 
 /** The pod's annotations as a kind's rule reads them. */
@@ -321,6 +359,7 @@ export const SIDECAR_KINDS = [
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
       noQuitPrograms: ['cloud_sql_proxy'],
+      noQuitImages: ['gce-proxy'],
       processes: ['cloud-sql-proxy', 'cloud_sql_proxy'],
       quitUrlsVariable: 'CSQL_PROXY_QUIT_URLS',
     },

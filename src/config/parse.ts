@@ -30,6 +30,8 @@ export type Invocation =
       readonly kind: 'usage-error';
       readonly options: Options;
       readonly errors: readonly string[];
+      /** The command, where one was given: --check reads what a wrapper with a bad option would have run. */
+      readonly command?: readonly string[];
       readonly scuttle?: string;
       readonly envoyAdmin: boolean;
     };
@@ -111,7 +113,7 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
     errors.push('no command given (usage: istio-job-run [options] [--] COMMAND [ARG...])');
   }
   if (errors.length > 0) {
-    return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)], ...note };
+    return { kind: 'usage-error', options: options as unknown as Options, errors: [...new Set(errors)], command, ...note };
   }
   return { kind: 'run', options: options as unknown as Options, command, ...note };
 }

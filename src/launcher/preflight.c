@@ -58,15 +58,23 @@ static int is_flag(const char *arg, const char *const flags[]) {
     return 0;
 }
 
+/* Whether ARG is one of the names, exactly (a flag without `=VALUE`). */
+static int is_name(const char *arg, const char *const names[]) {
+    for (const char *const *name = names; *name != NULL; name++)
+        if (strcmp(arg, *name) == 0) return 1;
+    return 0;
+}
+
 /* Whether this start-up is a manifest tool: isManifestInvocation() of src/manifest/cli/select.ts, over its names. */
 static int tool_asked_for(void) {
-    static const char *const modes[] = TOOL_MODE_FLAGS, *const options[] = TOOL_INJECT_OPTIONS;
+    static const char *const modes[] = TOOL_MODE_FLAGS, *const options[] = TOOL_OPTIONS, *const valued[] = TOOL_VALUE_FLAGS;
     const char *name = given.argc > 0 ? given.argv[0] : "", *slash = strrchr(name, '/');
     if (strcmp(slash == NULL ? name : slash + 1, TOOL_PLUGIN_NAME) == 0) return 1;
     for (int i = 1; i < given.argc; i++) {
         if (is_flag(given.argv[i], modes)) return 1;
         if (!is_flag(given.argv[i], options)) return 0;
-        if (strcmp(given.argv[i], TOOL_VALUE_FLAG) == 0) i++;
+        const char *next = i + 1 < given.argc ? given.argv[i + 1] : NULL;
+        if (next != NULL && (next[0] != '-' || strcmp(next, "-") == 0) && is_name(given.argv[i], valued)) i++;
     }
     return 0;
 }

@@ -7,26 +7,18 @@
 import { type Node, parse as parseYaml, type Pair } from 'yaml';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
-import { parseInvocation } from '../../config/parse.ts';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import {
-  argvOf,
-  type ContainerFacts,
-  containerEnv,
-  ENVOY_ADMIN_PORT,
-  type InjectedNamespaces,
-  type Pod,
-  type PodSidecar,
-  readPod,
-} from '../pod/pod.ts';
+import { ISTIO, kindNamed, readSetting, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/state.ts';
-import { basename } from '../script/commands.ts';
+import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
+import { requestOf } from '../script/requests.ts';
 import { workloads } from '../yaml/workloads.ts';
+import type { Level } from '../../config/tool-flags.ts';
 
-export type Level = 'error' | 'warning' | 'info';
+export type { Level };
 
 export interface Finding {
   readonly line: number;
@@ -102,6 +94,29 @@ const ROWS = [
     },
   },
   {
+    id: 'annotation-as-label',
+    level: 'warning',
+    finds: "a sidecar's switch that its injector reads only as an annotation (linkerd.io/inject, ...), written as a pod label",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        const labels = getIn(pod.workload.template, ['metadata', 'labels']);
+        for (const [key, value, pair] of entries(labels)) {
+          const kind = annotationOnly(key);
+          if (kind === undefined) continue;
+          const switch_ = kind.template.inject?.annotations.includes(key) === true;
+          const off =
+            switch_ && kind.template.inject !== undefined && readSetting(kind.template.inject.reading, text(value) ?? '') !== 'on';
+          report(
+            pair,
+            `${key} is a label here, but ${nameOf(kind)}'s injector reads it only as an annotation, so it has no effect` +
+              `${off ? ': in a namespace that injects, the pod still gets the sidecar' : switch_ ? ': the pod gets no sidecar from it' : ''}` +
+              `: move it to ${pod.workload.templatePath}.metadata.annotations`,
+          );
+        }
+      }
+    },
+  },
+  {
     id: 'exit-on-job-completion',
     level: 'error',
     finds: 'exitOnJobCompletion, which is no Istio setting',
@@ -122,6 +137,8 @@ const ROWS = [
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
+          // A watcher of another container: its status is not the job's.
+          if (pod.jobs.length > 1 && container.script?.facts.watches === true) continue;
           const path = statusLost(container);
           if (path === undefined) continue;
           const line =
@@ -179,7 +196,7 @@ const ROWS = [
       for (const pod of pods) {
         if (pod.workload.restartPolicy !== 'OnFailure') continue;
         for (const container of pod.jobs) {
-          if (container.wrapper?.program === PROGRAM && quitPolicy(container.node) === 'always') {
+          if (container.wrapper?.program === PROGRAM && (container.wrapper.options?.quit ?? 'always') === 'always') {
             report(
               pairOf(container.node, 'command') ?? container.node,
               `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but ${PROGRAM} quits the sidecar after a failure too (--quit always), ` +
@@ -264,7 +281,7 @@ const ROWS = [
         const policyOf = pod.workload.restartPolicy;
         for (const container of pod.jobs) {
           if (container.wrapper?.program !== PROGRAM) continue;
-          const policy = quitPolicy(container.node);
+          const policy = container.wrapper.options?.quit ?? 'always';
           if (policy !== 'never' && (policy !== 'on-success' || policyOf !== 'Never')) continue;
           report(
             pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
@@ -378,6 +395,24 @@ const ROWS = [
             `container ${container.name}: the script is a folded block scalar (>), so YAML joins this line onto the one before and the shell runs them as one command` +
               `${script.facts.syntaxError === undefined ? '' : ` (which it rejects near "${script.facts.syntaxError.near}")`}` +
               `${quitText ? ': the quit never runs and the sidecar keeps the pod running' : ''}: write the script as a literal block scalar (|)`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-in-exec-args',
+    level: 'error',
+    finds: 'a quit written as more command or args items after a program that is no shell: they are its arguments, never run',
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const found = quitInArgs(container);
+          if (found === undefined) continue;
+          report(
+            found.node,
+            `container ${container.name}: ${found.shell ? `${found.program} -c runs only its script, so "${found.word}" and the words after it are the script's parameters ($0, $1, ...)` : `no shell runs the container's command, so "${found.word}" and the words after it are arguments of ${found.program}`}, ` +
+              `not commands: the quit never runs and the sidecar keeps the pod running: ${WRAP}, or ${found.shell ? 'put the quit inside the script' : 'run it under a shell (command: ["sh", "-c", "..."])'}`,
           );
         }
       }
@@ -756,12 +791,44 @@ function fixFor(sidecar: PodSidecar, templatePath: string): string {
   return '';
 }
 
-/** The wrapper's --quit policy as its own parser reads the container's command and environment. */
-function quitPolicy(container: Node): string {
-  const { words } = argvOf(container);
-  const start = words.findIndex((word) => basename(word) === PROGRAM);
-  const invocation = parseInvocation(words.slice(start + 1), Object.fromEntries(containerEnv(container)));
-  return invocation.kind === 'run' || invocation.kind === 'usage-error' ? invocation.options.quit : 'always';
+/** The kind whose injector reads KEY only as an annotation: its inject switch (where no label is), native, quit, init-only keys. */
+function annotationOnly(key: string): SidecarKind | undefined {
+  return KINDS.find((kind) => {
+    const markers = kind.template;
+    if (markers.inject?.labels.includes(key) === true) return false;
+    const quitSwitch =
+      typeof markers.quitSwitch === 'object' && 'annotation' in markers.quitSwitch ? markers.quitSwitch.annotation : undefined;
+    return [...(markers.inject?.annotations ?? []), ...(markers.native?.keys ?? []), quitSwitch, markers.initOnly?.annotation].includes(
+      key,
+    );
+  });
+}
+
+/**
+ * A quit among a container's command and args after a program that no shell runs: the exec form passes `&&`,
+ * `curl` and the rest to the program as arguments (after `sh -c SCRIPT`, as the script's $0 and parameters). The
+ * word that starts it, its node and what takes it. Under a wrapper there is none to find: the wrapper quits.
+ */
+function quitInArgs(container: ContainerFacts): { word: string; node: Node; program: string; shell: boolean } | undefined {
+  const { words, nodes } = argvOf(container.node);
+  const inner = innerCommand(
+    words.map((word, at) => ({ word, at })),
+    (entry) => entry.word,
+  ).words;
+  const start = inner[0]?.at ?? 0;
+  const program = basename(words[start] ?? '');
+  // A wrapper quits the sidecar itself, whatever its command makes of the rest.
+  if ((WRAPPERS as readonly string[]).includes(program)) return undefined;
+  const shell = shellScript(words.slice(start));
+  // A shell's words after its script are the script's parameters ($0, $1, ...); anything else's are its arguments.
+  const from = shell === undefined ? start + 1 : start + shell.at + 1;
+  for (let at = from; at < words.length; at++) {
+    const rest = words.slice(at).flatMap((word) => word.trim().split(/\s+/));
+    const request = requestOf(rest, { row: 0, column: 0 }, new Map());
+    if (request === undefined || !(request.method === 'SIGNAL' || quitPathIn(rest.join(' ')))) continue;
+    return { word: words[at] as string, node: nodes[at] as Node, program: words[start] ?? '', shell: shell !== undefined };
+  }
+  return undefined;
 }
 
 /** The keys of every kind's injector, which only the pod template's metadata is read for. */

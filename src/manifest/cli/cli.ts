@@ -8,13 +8,13 @@
 
 import { PROGRAM } from '../../bundle/self.ts';
 import { wrap } from '../../config/help.ts';
-import { advised, ENTRYPOINT_FLAG, inject } from '../inject/inject.ts';
-import { admissionPolicy, POLICY_VERSIONS } from '../inject/policy.ts';
-import { INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
+import { LEVELS, TOOL_FLAG, TOOL_FLAGS } from '../../config/tool-flags.ts';
+import { advised, inject } from '../inject/inject.ts';
+import { admissionPolicy } from '../inject/policy.ts';
 import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
-import { type CheckOutput, type Env, OUTPUT_FLAGS, parseFlags, parsePlugin, type Request } from './flags.ts';
-import { fails, LEVELS, type Located, textLine, toJson, toSarif } from './report.ts';
-import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME, POLICY_FLAG } from './select.ts';
+import { type CheckOutput, type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
+import { fails, type Located, textLine, toJson, toSarif } from './report.ts';
+import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
 import { IGNORE_ANNOTATION, IGNORE_COMMENT, noneSuppressed, suppressedLine, unsuppressed } from './suppress.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
@@ -23,10 +23,7 @@ import { parseSource, type Source } from '../yaml/source.ts';
 export interface ManifestIo {
   /** The file's text; `-` is stdin. Throws as readFileSync does, and EFBIG as soon as it is past maxBytes. */
   readonly readFile: (path: string, maxBytes: number) => string;
-  /**
-   * The names in a directory but those of its directories (kubectl's -f DIR skips them, whatever their names);
-   * undefined for anything else (stdin, a file). Throws as statSync does.
-   */
+  /** The names in a directory; undefined for anything else (stdin, a file). Throws as statSync does. */
   readonly listDir: (path: string) => readonly string[] | undefined;
   /** Writes all of the text; throws as writeSync does (EPIPE, ENOSPC, EBADF). */
   readonly stdout: (text: string) => void;
@@ -253,20 +250,26 @@ function joinDocuments(texts: readonly string[]): string {
   return out;
 }
 
+/** Each flag of the table with its argument, its variable, the tools that take it and its help. */
+function flagLines(plugin: boolean): string[] {
+  return TOOL_FLAGS.filter((row) => !(plugin && row.mode === true)).flatMap(({ flag, argument, pluginShort, tools, variable, help }) => [
+    `  ${plugin && pluginShort !== undefined ? `${pluginShort}, ` : ''}${flag}${argument === undefined ? '' : ` ${argument}`}` +
+      `${variable === undefined ? '' : ` (or ${variable})`}  [${tools.join(', ')}]`,
+    ...wrap(help, 80).map((line) => `      ${line}`),
+  ]);
+}
+
 function usage(plugin: boolean, version: string): string {
   const [check, inject] = plugin
-    ? [
-        `${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`,
-        `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [--image IMAGE] [--native] [OPTIONS]`,
-      ]
-    : [`${PROGRAM} --check FILE|DIR... [OPTIONS]`, `${PROGRAM} --inject FILE|DIR... [--image IMAGE] [--native] [OPTIONS]`];
+    ? [`${PLUGIN_NAME} check -f FILE|DIR [-f ...] [OPTIONS]`, `${PLUGIN_NAME} inject -f FILE|DIR [-f ...] [OPTIONS]`]
+    : [`${PROGRAM} --check FILE|DIR... [OPTIONS]`, `${PROGRAM} --inject FILE|DIR... [OPTIONS]`];
   const width = Math.max(...Object.keys(RULE_SUMMARIES).map((rule) => rule.length));
   return [
     `${PROGRAM} ${version}: the manifest tools`,
     '',
     `Usage: ${check}`,
     `       ${inject}`,
-    ...(plugin ? [] : [`       ${PROGRAM} ${POLICY_FLAG} [OPTIONS]`]),
+    ...(plugin ? [] : [`       ${PROGRAM} ${TOOL_FLAG.policy} [OPTIONS]`]),
     '',
     'FILE is YAML with any number of documents (a kind: List too); - reads stdin.',
     `${plugin ? '-f DIR' : 'A DIR'} reads the .yaml, .yml and .json files in DIR (not below it), in name order.`,
@@ -280,10 +283,6 @@ function usage(plugin: boolean, version: string): string {
     'Rules:',
     ...Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => `  ${rule.padEnd(width)}  ${level}`),
     '',
-    ...OUTPUT_FLAGS.flatMap(({ usage, variable, help }) => [
-      `  ${usage}${variable === undefined ? '' : ` (or ${variable})`}`,
-      ...wrap(help, 80).map((line) => `      ${line}`),
-    ]),
     ...wrap(
       `Suppressed for one object: the annotation ${IGNORE_ANNOTATION}: "RULE[,RULE...]" on it or its pod template; ` +
         `for one finding: a comment ${IGNORE_COMMENT} on its line or the line above (YAML's or the script's). ` +
@@ -293,10 +292,7 @@ function usage(plugin: boolean, version: string): string {
     '',
     'A pod gets a sidecar when its template shows one (an injection label or annotation,',
     "a sidecar container, the sidecar's own settings, a script that quits it); a Job that",
-    'shows none is clean, unless its namespace injects:',
-    `  --${INJECTED_NAMESPACES_FLAG} [KIND=]NAMESPACE,...  namespaces whose pods get KIND (istio`,
-    `      when left out; * is every namespace); or ${INJECTED_NAMESPACES_VARIABLE}`,
-    `  ${plugin ? '-n, ' : ''}--namespace NAMESPACE  of objects that name none (default: default)`,
+    'shows none is clean, unless its namespace injects (--injected-namespaces).',
     '',
     'inject: writes FILE back to stdout with each Job, CronJob and bare Pod whose classic',
     'sidecar nothing stops (or that check advises inject for) rewritten to run under',
@@ -306,22 +302,17 @@ function usage(plugin: boolean, version: string): string {
     'rewrite safely (a script that sends a wrong quit of its own, too) is named on stderr;',
     'then nothing is written and the exit is 1. A pod with another error is left, with a',
     'line on stderr. Several FILEs come out as one stream, a --- between two.',
-    '--image-volume: mount IMAGE read-only as an image volume instead and run it from',
-    'there: nothing copied per pod (Kubernetes 1.35+, or 1.31+ with the ImageVolume',
-    'feature gate; containerd 2.1+ or CRI-O 1.31+).',
-    '--native: only add sidecar.istio.io/nativeSidecar: "true" to those pod templates',
-    '(every node Kubernetes 1.29+, Istio 1.24+).',
-    `${ENTRYPOINT_FLAG} CONTAINER=COMMAND: the command of a container that writes none (its`,
-    "image's ENTRYPOINT, split on spaces), so --inject can prefix it.",
     '',
-    `${POLICY_FLAG} [--image IMAGE] [--native|--image-volume]`,
-    `    [--api-version ${POLICY_VERSIONS.join('|')}] [--namespace-selector SELECTOR]`,
-    '    [--injected-namespaces LIST]: prints what inject',
-    '    does as a MutatingAdmissionPolicy and its binding, for the API server to apply to',
-    '    every Job, CronJob and bare Pod it admits (v1: Kubernetes 1.36+; v1beta1: 1.34',
-    '    and 1.35 with the MutatingAdmissionPolicy feature gate). SELECTOR is a label',
-    "    selector of the namespaces it applies in (kubectl's -l syntax). It leaves alone",
-    '    a pod inject refuses or leaves, and one whose commands speak to a sidecar.',
+    ...(plugin
+      ? []
+      : [
+          `${TOOL_FLAG.policy}: prints what inject does as a MutatingAdmissionPolicy and its binding,`,
+          'for the API server to apply to every Job, CronJob and bare Pod it admits. It leaves',
+          'alone a pod inject refuses or leaves, and one whose commands speak to a sidecar.',
+          '',
+        ]),
+    'Flags (the tool that takes each in brackets):',
+    ...flagLines(plugin),
     '',
     'Exit 2 also for a usage error, and for a stdout that cannot be written (a full disk,',
     'a closed stdout); a reader that leaves early (| head -1) is not an error. TERM, INT',

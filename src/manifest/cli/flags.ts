@@ -3,13 +3,26 @@
 // into what to run or one line saying what is wrong.
 
 import type { KindName } from '../../config/kinds.ts';
+import {
+  DEFAULT_THRESHOLD,
+  ENTRYPOINT_FLAG,
+  type Format,
+  IGNORE_FLAG,
+  IGNORE_VARIABLE,
+  INJECTED_NAMESPACES_FLAG,
+  INJECTED_NAMESPACES_VARIABLE,
+  POLICY_VERSIONS,
+  type PolicyVersion,
+  type Threshold,
+  TOOL_FLAG,
+  TOOL_FLAGS,
+  type Tool,
+} from '../../config/tool-flags.ts';
 import type { CheckSettings } from '../check/rules.ts';
-import { ENTRYPOINT_FLAG } from '../inject/inject.ts';
-import { type LabelSelector, POLICY_VERSIONS, type PolicyVersion } from '../inject/policy.ts';
-import { addInjectedNamespaces, INJECTED_NAMESPACES_FLAG, INJECTED_NAMESPACES_VARIABLE } from '../pod/pod.ts';
-import { DEFAULT_THRESHOLD, FORMATS, type Format, THRESHOLDS, type Threshold } from './report.ts';
-import { PLUGIN_NAME, POLICY_FLAG } from './select.ts';
-import { IGNORE_FLAG, IGNORE_VARIABLE, ruleList } from './suppress.ts';
+import type { LabelSelector } from '../inject/policy.ts';
+import { addInjectedNamespaces } from '../pod/pod.ts';
+import { flagLike, PLUGIN_NAME } from './select.ts';
+import { ruleList } from './suppress.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -51,17 +64,21 @@ export type Request =
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
-interface FlagRow {
-  readonly flag: string;
-  /** The value it takes, if any (and its short name). */
-  readonly value?: string;
-  readonly short?: string;
-  /** The variable that stands for it when it is not given. */
-  readonly variable?: string;
-  /** What it does, for the flags --help and docs/MANIFESTS.md list from here. */
-  readonly help?: string;
-}
-
+/** The flags of --check's output, with their help: --help and docs/MANIFESTS.md list them. */
+export const OUTPUT_FLAGS = TOOL_FLAGS.flatMap(({ flag, argument, tools, variable, help }) =>
+  tools.length === 1 && tools[0] === 'check' && argument !== undefined && flag !== '--check'
+    ? [{ usage: `${flag} ${argument}`, variable, help }]
+    : [],
+);
+/** The value flags, and what each takes. */
+const VALUE_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
+  TOOL_FLAGS.flatMap(({ flag, argument }) => (argument === undefined ? [] : [[flag, argument]])),
+);
+/** The switches: on when given, no value. */
+const SWITCHES = TOOL_FLAGS.filter(({ flag, argument }) => argument === undefined && flag !== '--help').map(({ flag }) => flag);
+const FLAGS = TOOL_FLAGS.map(({ flag, argument, short }) => [flag, short ?? argument].filter((part) => part !== undefined).join(' ')).join(
+  ', ',
+);
 /**
  * A label selector as kubectl's -l takes it, `KEY=VALUE`, `KEY!=VALUE`, `KEY`, `!KEY`, `KEY in (A,B)`, `KEY notin
  * (A,B)`, comma-separated, as the API's LabelSelector; a string saying what is wrong.
@@ -97,53 +114,13 @@ function parseSelector(text: string): LabelSelector | string {
   };
 }
 
-/** The flags, in the order errors list them. */
-const FLAG_TABLE: readonly FlagRow[] = [
-  { flag: '--check', value: 'FILE' },
-  { flag: '--inject', value: 'FILE' },
-  { flag: '--image', value: 'IMAGE' },
-  { flag: '--native' },
-  { flag: '--image-volume' },
-  { flag: `--${INJECTED_NAMESPACES_FLAG}`, value: '[KIND=]NAMESPACE,...', short: 'LIST' },
-  { flag: '--namespace', value: 'NAMESPACE' },
-  { flag: ENTRYPOINT_FLAG, value: 'CONTAINER=COMMAND' },
-  {
-    flag: '--format',
-    value: Object.keys(FORMATS).join('|'),
-    short: 'FORMAT',
-    help: Object.entries(FORMATS)
-      .map(([format, writes]) => `${format}: ${writes}`)
-      .join('; '),
-  },
-  {
-    flag: '--failure-threshold',
-    value: THRESHOLDS.join('|'),
-    short: 'LEVEL',
-    help: `exit 1 when a finding at LEVEL or above remains (default ${DEFAULT_THRESHOLD}; none: never)`,
-  },
-  {
-    flag: IGNORE_FLAG,
-    value: 'RULE[,RULE...]',
-    short: 'RULE',
-    variable: IGNORE_VARIABLE,
-    help: "leave out every finding of RULE (repeatable); the variable's list counts when no --ignore is given",
-  },
-  { flag: POLICY_FLAG },
-  { flag: '--api-version', value: POLICY_VERSIONS.join('|'), short: 'VERSION' },
-  { flag: '--namespace-selector', value: 'SELECTOR' },
-  { flag: '--help' },
-];
-/** The flags of --check's output, with their help: --help and docs/MANIFESTS.md list them from here. */
-export const OUTPUT_FLAGS = FLAG_TABLE.flatMap(({ flag, value, variable, help }) =>
-  help === undefined ? [] : [{ usage: `${flag} ${value ?? ''}`.trim(), variable, help }],
-);
-/** The value flags, and what each takes. */
-const VALUE_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
-  FLAG_TABLE.flatMap(({ flag, value }) => (value === undefined ? [] : [[flag, value]])),
-);
-const FLAGS = FLAG_TABLE.map(({ flag, value, short }) => [flag, short ?? value].filter((part) => part !== undefined).join(' ')).join(', ');
-/** An argument that is a flag, not a value: `-` alone is stdin. */
-const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
+/** Why a flag of the other tools means nothing to the policy, where that is not plain. */
+const NOT_FOR_POLICY: Readonly<Record<string, string>> = {
+  '--namespace': "the policy reads each object's own namespace",
+  [ENTRYPOINT_FLAG]: "the API server does not show a policy an image's ENTRYPOINT",
+};
+/** The tools a flag goes with. */
+const toolsOf = (flag: string): readonly Tool[] => TOOL_FLAGS.find((row) => row.flag === flag)?.tools ?? [];
 
 /**
  * An image reference as the container runtimes take it: [HOST[:PORT]/]NAME[:TAG][@DIGEST], NAME's parts in
@@ -172,7 +149,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   const ignored: string[] = [];
   let ignoredBy = IGNORE_FLAG;
   if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  if (!argv.some((arg) => arg.startsWith(`--${INJECTED_NAMESPACES_FLAG}`))) {
+  if (!argv.some((arg) => arg.startsWith(INJECTED_NAMESPACES_FLAG))) {
     const fromEnv = env[INJECTED_NAMESPACES_VARIABLE];
     const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, namespaces);
     if (problem !== undefined) return { kind: 'error', message: `${INJECTED_NAMESPACES_VARIABLE}: ${problem}` };
@@ -182,23 +159,13 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     ignoredBy = IGNORE_VARIABLE;
   }
   const waiting: string[] = [];
+  /** The flags given, in order: each must go with the tool asked for. */
+  const given: string[] = [];
   const take = (flag: string, value: string): Request | undefined => {
     if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
-    if (flag === `--${INJECTED_NAMESPACES_FLAG}`) {
+    if (flag === INJECTED_NAMESPACES_FLAG) {
       const problem = addInjectedNamespaces(value, namespaces);
       return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
-    }
-    if (flag === '--api-version') {
-      if (!(POLICY_VERSIONS as readonly string[]).includes(value))
-        return { kind: 'error', message: `--api-version: ${JSON.stringify(value)} is not one of ${POLICY_VERSIONS.join('|')}` };
-      version = value as PolicyVersion;
-      return undefined;
-    }
-    if (flag === '--namespace-selector') {
-      const parsed = parseSelector(value);
-      if (typeof parsed === 'string') return { kind: 'error', message: `--namespace-selector: ${parsed}` };
-      selector = parsed;
-      return undefined;
     }
     if (flag === '--namespace') {
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
@@ -222,6 +189,18 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
           message: `${flag}: ${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`,
         };
       entrypoints.set(value.slice(0, at), words);
+      return undefined;
+    }
+    if (flag === '--api-version') {
+      if (!(POLICY_VERSIONS as readonly string[]).includes(value))
+        return { kind: 'error', message: `--api-version: ${JSON.stringify(value)} is not one of ${POLICY_VERSIONS.join('|')}` };
+      version = value as PolicyVersion;
+      return undefined;
+    }
+    if (flag === '--namespace-selector') {
+      const parsed = parseSelector(value);
+      if (typeof parsed === 'string') return { kind: 'error', message: `--namespace-selector: ${parsed}` };
+      selector = parsed;
       return undefined;
     }
     if (flag === IGNORE_FLAG) {
@@ -255,11 +234,12 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
     let problem: Request | undefined;
-    if (flag === '--native' || flag === '--image-volume' || flag === POLICY_FLAG) {
+    if (flag.startsWith('--')) given.push(flag);
+    if (SWITCHES.includes(flag)) {
       if (inlineValue !== undefined)
         return { kind: 'error', message: `${flag}: takes no value (${JSON.stringify(arg)}): it is on when given` };
       if (flag === '--native') native = true;
-      else if (flag === POLICY_FLAG) policy = true;
+      else if (flag === TOOL_FLAG.policy) policy = true;
       else imageVolume = true;
     } else if (VALUE_FLAGS[flag] !== undefined) {
       const next = argv[i + 1];
@@ -267,7 +247,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
       else if (next !== undefined && !flagLike(next)) problem = take(flag, argv[++i] as string);
       else waiting.push(flag);
     } else if (flagLike(arg)) {
-      return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check or --inject (${FLAGS})` };
+      return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check, --inject or ${TOOL_FLAG.policy} (${FLAGS})` };
     } else {
       // `--check a.yaml b.yaml`: a FILE after the files of --check or --inject is theirs too.
       const owner = waiting.shift() ?? (checks.length > 0 ? '--check' : injects.length > 0 ? '--inject' : undefined);
@@ -280,24 +260,38 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   const unfilled = waiting[0];
   if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
   if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
-  const policyOnly = version !== undefined ? '--api-version' : selector !== undefined ? '--namespace-selector' : undefined;
-  if (policy || policyOnly !== undefined)
-    return policyRequest({
-      policy,
-      policyOnly,
-      files: [...checks, ...injects],
-      image,
+  if (policy && checks.length + injects.length > 0)
+    return {
+      kind: 'error',
+      message: `${TOOL_FLAG.policy}: reads no FILE (it prints a policy for the cluster): leave out --check and --inject`,
+    };
+  const tool: Tool | undefined = policy ? 'policy' : checks.length > 0 ? 'check' : injects.length > 0 ? 'inject' : undefined;
+  const stray = given.find((flag) => tool !== undefined && !toolsOf(flag).includes(tool));
+  if (stray !== undefined && tool !== undefined) {
+    const others = toolsOf(stray).map((owner) => TOOL_FLAG[owner]);
+    const why = tool === 'policy' ? NOT_FOR_POLICY[stray] : undefined;
+    return {
+      kind: 'error',
+      message: `${stray}: goes with ${others.join(' or ')}, not ${TOOL_FLAG[tool]}${why === undefined ? '' : `: ${why}`}`,
+    };
+  }
+  const policyOnly = given.find((flag) => toolsOf(flag).every((owner) => owner === 'policy') && toolsOf(flag).length > 0);
+  if (tool === undefined && policyOnly !== undefined) return { kind: 'error', message: `${policyOnly}: goes with ${TOOL_FLAG.policy}` };
+  if (tool === 'policy') {
+    if (image !== undefined && native) return { kind: 'error', message: '--image: --native adds no init container, so it takes no image' };
+    if (imageVolume && native)
+      return { kind: 'error', message: '--image-volume: --native adds no wrapper, so it mounts no image: use one of the two' };
+    return {
+      kind: 'policy',
       native,
       imageVolume,
-      version,
-      selector,
+      version: version ?? POLICY_VERSIONS[0],
       namespaces,
-      argv,
-    });
+      ...(image === undefined ? {} : { image }),
+      ...(selector === undefined ? {} : { namespaceSelector: selector }),
+    };
+  }
   if (checks.length > 0) {
-    const injectOnly = image !== undefined ? '--image' : native ? '--native' : imageVolume ? '--image-volume' : undefined;
-    if (injectOnly !== undefined) return { kind: 'error', message: `${injectOnly}: goes with --inject, not --check` };
-    if (entrypoints.size > 0) return { kind: 'error', message: `${ENTRYPOINT_FLAG}: goes with --inject, not --check` };
     const listed = ruleList(ignored.join(','), ignoredBy);
     return {
       kind: 'check',
@@ -311,9 +305,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
       },
     };
   }
-  if (injects.length === 0) return { kind: 'error', message: `--check FILE, --inject FILE or ${POLICY_FLAG} is needed` };
-  const checkOnly = argv.find((arg) => /^--(format|failure-threshold|ignore)(=|$)/.test(arg));
-  if (checkOnly !== undefined) return { kind: 'error', message: `${checkOnly.split('=')[0]}: goes with --check, not --inject` };
+  if (injects.length === 0) return { kind: 'error', message: `--check FILE, --inject FILE or ${TOOL_FLAG.policy} is needed` };
   if (image !== undefined && native)
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
   if (imageVolume && native)
@@ -328,46 +320,13 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   };
 }
 
-/** --admission-policy and its flags, or one line saying which flag does not go with it. */
-function policyRequest(given: {
-  policy: boolean;
-  policyOnly: string | undefined;
-  files: readonly string[];
-  image: string | undefined;
-  native: boolean;
-  imageVolume: boolean;
-  version: PolicyVersion | undefined;
-  selector: LabelSelector | undefined;
-  namespaces: Map<KindName, Set<string>>;
-  argv: readonly string[];
-}): Request {
-  if (!given.policy) return { kind: 'error', message: `${given.policyOnly}: goes with ${POLICY_FLAG}` };
-  if (given.files.length > 0)
-    return { kind: 'error', message: `${POLICY_FLAG}: reads no FILE (it prints a policy for the cluster): leave out --check and --inject` };
-  const other = given.argv.find((arg) => /^--(format|failure-threshold|ignore|namespace|entrypoint)(=|$)/.test(arg));
-  if (other !== undefined) {
-    const flag = other.split('=')[0] as string;
-    const why =
-      flag === '--namespace'
-        ? "the policy reads each object's own namespace"
-        : flag === ENTRYPOINT_FLAG
-          ? "the API server does not show a policy an image's ENTRYPOINT"
-          : 'it goes with --check';
-    return { kind: 'error', message: `${flag}: does not go with ${POLICY_FLAG}: ${why}` };
-  }
-  if (given.image !== undefined && given.native)
-    return { kind: 'error', message: '--image: --native adds no init container, so it takes no image' };
-  if (given.imageVolume && given.native)
-    return { kind: 'error', message: '--image-volume: --native adds no wrapper, so it mounts no image: use one of the two' };
-  return {
-    kind: 'policy',
-    native: given.native,
-    imageVolume: given.imageVolume,
-    version: given.version ?? 'v1',
-    namespaces: given.namespaces,
-    ...(given.image === undefined ? {} : { image: given.image }),
-    ...(given.selector === undefined ? {} : { namespaceSelector: given.selector }),
-  };
+/** The plugin's usage of COMMAND: -f FILE, then its flags of the table. */
+function pluginUsage(command: Tool): string {
+  const options = TOOL_FLAGS.filter((row) => row.mode !== true && row.flag !== '--help' && row.tools.includes(command));
+  return [
+    '-f FILE',
+    ...options.map((row) => `[${[row.pluginShort ?? row.flag, row.short ?? row.argument].filter(Boolean).join(' ')}]`),
+  ].join(' ');
 }
 
 /** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native|--image-volume]`, kubectl's way, into the flags. */
@@ -389,21 +348,16 @@ export function parsePlugin(argv: readonly string[], env: Env): Request {
       flags.push(`--${command}=${value}`);
     } else if (arg === '--help' || arg === '-h') {
       return { kind: 'help' };
-    } else if (arg === '-n') {
-      flags.push('--namespace', rest[++i] ?? '');
-    } else if (
-      /^--(namespace|injected-namespaces)(=|$)/.test(arg) ||
-      (command === 'check' && /^--(format|failure-threshold|ignore)(=|$)/.test(arg)) ||
-      (command === 'inject' && /^--(image|native|image-volume|entrypoint)(=|$)/.test(arg))
-    ) {
-      flags.push(arg);
-      const valueless = arg === '--native' || arg === '--image-volume';
-      if (!arg.includes('=') && !valueless && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
     } else {
-      return {
-        kind: 'error',
-        message: `${command}: ${JSON.stringify(arg)} is not an option (${command === 'check' ? '-f FILE [-n NAMESPACE] [--injected-namespaces LIST] [--format FORMAT] [--failure-threshold LEVEL] [--ignore RULE]' : '-f FILE [--image IMAGE] [--native|--image-volume] [--entrypoint CONTAINER=COMMAND] [-n NAMESPACE] [--injected-namespaces LIST]'})`,
-      };
+      const [name = arg] = arg.split('=', 1);
+      const row = TOOL_FLAGS.find(
+        (candidate) =>
+          candidate.mode !== true && candidate.tools.includes(command) && (candidate.flag === name || candidate.pluginShort === arg),
+      );
+      if (row === undefined)
+        return { kind: 'error', message: `${command}: ${JSON.stringify(arg)} is not an option (${pluginUsage(command)})` };
+      flags.push(row.pluginShort === arg ? row.flag : arg);
+      if (!arg.includes('=') && row.argument !== undefined && rest[i + 1] !== undefined) flags.push(rest[++i] as string);
     }
   }
   if (!flags.some((flag) => flag.startsWith(`--${command}=`)))

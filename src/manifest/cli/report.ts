@@ -1,38 +1,12 @@
 // --check's output: the findings as text lines, one JSON array or a SARIF 2.1.0 log (what code scanning in CI
-// reads), and the failure threshold that turns the findings left into the exit code. The flags' help, the JSON
-// fields and the levels are tables here: --help and docs/MANIFESTS.md are written from them.
+// reads), and the failure threshold that turns the findings left into the exit code. The formats, the JSON fields
+// and the levels are tables of src/config/tool-flags.ts, beside the flags that choose them.
 
 import { PROGRAM } from '../../bundle/self.ts';
 import { type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
-
-/** The levels, the most severe first: a finding at or above the threshold makes the exit 1. */
-export const LEVELS = {
-  error: 'a pod that hangs or a Job that reports the wrong outcome',
-  warning: 'a recipe that works only sometimes',
-  info: 'a recipe that works, and what it lacks that --inject gives',
-} as const satisfies Record<Level, string>;
-/** Each field of a JSON finding, with what it holds (docs/MANIFESTS.md lists them from here). */
-export const JSON_FIELDS = {
-  file: 'the FILE as given (`<stdin>` for -)',
-  line: 'the line, from 1',
-  column: 'the column, from 1, where the finding is at a YAML node (absent for a place inside a script)',
-  level: `the level: ${Object.keys(LEVELS).join(', ')}`,
-  rule: 'the rule id (the table above)',
-  message: 'the whole message, as the text line has it',
-  instead: 'what to do instead: the end of the message (absent when the message has no such part)',
-} as const;
-/** The output formats of --check, each with what it writes. */
-export const FORMATS = {
-  text: 'one line per finding, FILE:LINE: LEVEL: RULE: MESSAGE (the default)',
-  json: `one JSON array of every finding of every FILE, each an object of ${Object.keys(JSON_FIELDS).join(', ')}`,
-  sarif: "a SARIF 2.1.0 log, one run: the rules and each finding's file and line (for code scanning in CI)",
-} as const;
-export type Format = keyof typeof FORMATS;
+import { type JSON_FIELDS, LEVELS, type Threshold } from '../../config/tool-flags.ts';
 
 const RANK: readonly string[] = Object.keys(LEVELS);
-export type Threshold = Level | 'none';
-export const THRESHOLDS: readonly Threshold[] = [...(RANK as Level[]), 'none'];
-export const DEFAULT_THRESHOLD: Threshold = 'error';
 
 /** Whether a finding at LEVEL fails the check under THRESHOLD. */
 export const fails = (level: Level, threshold: Threshold): boolean =>

@@ -4,16 +4,14 @@
 
 import { readFileSync } from 'node:fs';
 import { PROGRAM } from '../../bundle/self.ts';
+import { TOOL_FLAGS } from '../../config/tool-flags.ts';
 
 /** The name krew and kubectl give the plugin: `kubectl istio-job-run ...` runs it. */
 export const PLUGIN_NAME = 'kubectl-istio_job_run';
-/** The one flag before the mode flag that takes a value: the next argument. */
-export const IMAGE_FLAG = '--image';
-/** The flags that make a start-up a manifest tool, and those of --inject that may come before them. */
-/** The mode that prints --inject as a MutatingAdmissionPolicy and its binding. */
-export const POLICY_FLAG = '--admission-policy';
-export const MODE_FLAGS = ['--check', '--inject', POLICY_FLAG] as const;
-export const INJECT_OPTIONS = ['--native', IMAGE_FLAG] as const;
+/** The flags that make a start-up a manifest tool, the tools' other flags, and those of them that take a value. */
+export const MODE_FLAGS = TOOL_FLAGS.filter((row) => row.mode === true).map((row) => row.flag);
+export const TOOL_OPTIONS = TOOL_FLAGS.filter((row) => row.mode !== true).map((row) => row.flag);
+export const VALUE_FLAGS = TOOL_FLAGS.filter((row) => row.argument !== undefined).map((row) => row.flag);
 /** A tool's exit for a usage error, a file it cannot use, or a limit too small for it. */
 export const EXIT_TOOL_USAGE = 2;
 /**
@@ -22,21 +20,25 @@ export const EXIT_TOOL_USAGE = 2;
  * signals and exits with 128+N). The wrapper's own signal handling is for wrapper mode only.
  */
 export const ENDS_TOOL: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+/** An argument that is a flag, not a value: `-` alone is stdin. */
+export const flagLike = (arg: string): boolean => arg.startsWith('-') && arg !== '-';
 /** `--flag` or `--flag=VALUE`, for one of the flags named. */
 const isFlag = (arg: string, flags: readonly string[]): boolean => flags.some((flag) => arg === flag || arg.startsWith(`${flag}=`));
 
 /**
- * Whether these arguments are for the manifest tools: the executable runs as the plugin, or its options start
- * with --check or --inject (after --image/--native, if any). A job command never starts with a dash, and the
- * wrapper refuses --check and --inject as unknown options, so no wrapper invocation changes meaning.
+ * Whether these arguments are for the manifest tools: the executable runs as the plugin, or its options are the
+ * tools' flags (src/config/tool-flags.ts) up to --check or --inject, in any order. A value flag given without `=`
+ * takes the next argument unless that is a flag, as the parser reads it. A job command never starts with a dash, and
+ * the wrapper refuses --check and --inject as unknown options, so no wrapper invocation changes meaning.
  */
 export function isManifestInvocation(argv: readonly string[], invokedAs: string): boolean {
   if (asPlugin(invokedAs)) return true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (isFlag(arg, MODE_FLAGS)) return true;
-    if (!isFlag(arg, INJECT_OPTIONS)) return false;
-    if (arg === IMAGE_FLAG) i++;
+    if (!isFlag(arg, TOOL_OPTIONS)) return false;
+    const next = argv[i + 1];
+    if (VALUE_FLAGS.includes(arg) && next !== undefined && !flagLike(next)) i++;
   }
   return false;
 }

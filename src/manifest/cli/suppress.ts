@@ -5,14 +5,13 @@
 
 import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
+import { IGNORE_FLAG, IGNORE_VARIABLE } from '../../config/tool-flags.ts';
 import { type Finding, RULE_SUMMARIES } from '../check/rules.ts';
 import { podScripts } from '../pod/pod.ts';
 import { scriptComments } from '../script/shell.ts';
 import { getIn, isMap, isScalar, isSeq, items, type Source, text } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
 
-export const IGNORE_FLAG = '--ignore';
-export const IGNORE_VARIABLE = 'ISTIO_JOB_RUN_IGNORE';
 export const IGNORE_ANNOTATION = 'istio-job-run.io/ignore';
 export const IGNORE_COMMENT = `# ${PROGRAM} ignore=RULE[,RULE...]`;
 const COMMENT = new RegExp(`#[ \\t]*${PROGRAM}[ \\t]+ignore=([^\\s#]*)`, 'g');

@@ -15,6 +15,7 @@ import type { Node, YAMLMap, YAMLSeq } from 'yaml';
 import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config/options.ts';
 import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
+import { ENTRYPOINT_FLAG } from '../../config/tool-flags.ts';
 import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
@@ -53,9 +54,6 @@ type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
  * around the script keeps.
  */
 const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit'];
-
-/** The flag that gives a container's command where the manifest shows none. */
-export const ENTRYPOINT_FLAG = '--entrypoint';
 
 /** The emptyDir, where the init container installs istio-job-run and the job container finds it. */
 export const VOLUME = 'istio-job-run';

@@ -14,8 +14,9 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
+import type { PolicyVersion } from '../../config/tool-flags.ts';
 import { INITS, WRAPPERS } from '../script/commands.ts';
-import { QUIT_URLS_VARIABLE } from '../script/requests.ts';
+import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
 import type { InjectedNamespaces } from '../pod/pod.ts';
 import type { Value } from '../yaml/edits.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
@@ -35,8 +36,6 @@ import {
 } from './inject.ts';
 
 /** The API versions the policy is printed for: v1 (Kubernetes 1.36+), v1beta1 (1.34 and 1.35, behind a gate). */
-export const POLICY_VERSIONS = ['v1', 'v1beta1'] as const;
-export type PolicyVersion = (typeof POLICY_VERSIONS)[number];
 const POLICY_NAME = PROGRAM;
 /** The variable that names the first of the policy's checks a pod fails, or is empty. */
 export const SKIPPED = 'skipped';
@@ -140,7 +139,7 @@ function speaksPattern(): string {
     'quitquitquit',
     `\\b(pkill|killall)\\b`,
     `\\bkill\\b.*${anyOf(processes)}`,
-    `\\b${anyOf([...WRAPPERS, 'pilot-agent', QUIT_URLS_VARIABLE])}\\b`,
+    `\\b${anyOf([...WRAPPERS, 'pilot-agent', ...QUIT_URLS_VARIABLES])}\\b`,
   ].join('|');
 }
 

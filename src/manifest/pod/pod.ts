@@ -6,7 +6,8 @@
 
 import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
-import { OPTIONS } from '../../config/options.ts';
+import type { Options } from '../../config/options.ts';
+import { INJECTED_NAMESPACES_FLAG } from '../../config/tool-flags.ts';
 import {
   ISTIO,
   istioPort,
@@ -20,7 +21,7 @@ import {
   settingOn,
 } from '../../config/kinds.ts';
 import type { Request } from '../script/requests.ts';
-import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { ashImage, basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import {
   entries,
@@ -82,7 +83,13 @@ export interface ContainerFacts {
   readonly name: string;
   readonly init: boolean;
   /** The wrapper its command starts with, and the kinds it stops. */
-  readonly wrapper?: { readonly program: string; readonly stops: readonly KindName[] | 'all'; readonly child?: string };
+  readonly wrapper?: {
+    readonly program: string;
+    readonly stops: readonly KindName[] | 'all';
+    /** istio-job-run's options, as its own parser reads them. */
+    readonly options?: Options;
+    readonly child?: string;
+  };
   readonly script?: {
     readonly node: Scalar;
     readonly facts: ScriptFacts;
@@ -174,13 +181,10 @@ function markedFor(kind: SidecarKind, annotations: Strings, labels: Strings): { 
   const markers = kind.template;
   const inject = markers.inject;
   if (inject === undefined) return {};
+  // The first key present decides, a label before an annotation, as the injectors read them (an empty value too).
   const decided =
-    inject.labels
-      .map((key) => ['label', key, labels.get(key)] as const)
-      .find(([, , found]) => found !== undefined && found.value.trim() !== '') ??
-    inject.annotations
-      .map((key) => ['annotation', key, annotations.get(key)] as const)
-      .find(([, , found]) => found !== undefined && found.value.trim() !== '');
+    inject.labels.map((key) => ['label', key, labels.get(key)] as const).find(([, , found]) => found !== undefined) ??
+    inject.annotations.map((key) => ['annotation', key, annotations.get(key)] as const).find(([, , found]) => found !== undefined);
   if (decided === undefined) return {};
   const [where, key, found] = decided;
   // Off, or a value the injector refuses the pod for: no pod runs with this sidecar.
@@ -245,7 +249,7 @@ function injected(
     const set = namespaces.get(kind.name as KindName);
     if (set !== undefined && (set.has('*') || set.has(namespace))) {
       asked = true;
-      why = `namespace ${namespace} injects it (--${INJECTED_NAMESPACES_FLAG})`;
+      why = `namespace ${namespace} injects it (${INJECTED_NAMESPACES_FLAG})`;
     }
   }
   const setting = asked === undefined ? ownSetting(kind, annotations) : undefined;
@@ -258,8 +262,6 @@ function injected(
   return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
 }
 
-export const INJECTED_NAMESPACES_FLAG = 'injected-namespaces';
-export const INJECTED_NAMESPACES_VARIABLE = 'ISTIO_JOB_RUN_INJECTED_NAMESPACES';
 /** A namespace's name (a DNS label), or * for every namespace. */
 const NAMESPACE = /^(\*|[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$/;
 
@@ -377,7 +379,11 @@ function declared(kind: SidecarKind, candidates: readonly Candidate[]): PodSidec
         : (words[portWord] as string).includes('=')
           ? (words[portWord] as string).split('=')[1]
           : words[portWord + 1];
-    const noQuit = program !== undefined && (kind.template.noQuitPrograms ?? []).includes(program);
+    // The release is the program's where the command names it, else the image's.
+    const noQuit =
+      program !== undefined
+        ? (kind.template.noQuitPrograms ?? []).includes(program)
+        : (kind.template.noQuitImages ?? []).includes(repository);
     const quitOn = flag === undefined ? true : readBoolFlag(words, flag) === 'on';
     found.push({
       kind,
@@ -445,15 +451,12 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
       skipOptions();
     } else if ((WRAPPERS as readonly string[]).includes(program)) {
       const rest = words.slice(at + 1);
-      let child = at + 1;
-      while (child < words.length && (words[child] as string).startsWith('-')) {
-        const word = words[child++] as string;
-        if (word === '--') break;
-        if (!word.includes('=') && !/^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy)$/.test(word)) child++;
-      }
+      const reading = readWrapper(program, rest, Object.fromEntries(containerEnv(node)));
+      const child = reading.child === undefined ? words.length : at + 1 + reading.child;
       wrapper = {
         program,
-        stops: wrapperStops(program, rest, node),
+        stops: wrapperStops(program, rest, reading.options, node),
+        ...(reading.options === undefined ? {} : { options: reading.options }),
         ...(words[child] === undefined ? {} : { child: words[child] as string }),
       };
       at = child;
@@ -505,7 +508,7 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
 }
 
 /** The container's environment variables whose values the manifest gives. */
-export function containerEnv(container: Node): Map<string, string> {
+function containerEnv(container: Node): Map<string, string> {
   const env = new Map<string, string>();
   for (const entry of items(get(container, 'env'))) {
     const name = text(get(entry, 'name'));
@@ -530,42 +533,25 @@ function joinedCommands(lines: ValueLines, source: Source): number[] {
 }
 
 /** Which kinds a wrapper at the start of a command stops. */
-function wrapperStops(program: string, args: readonly string[], container: Node): readonly KindName[] | 'all' {
+function wrapperStops(
+  program: string,
+  args: readonly string[],
+  options: Options | undefined,
+  container: Node,
+): readonly KindName[] | 'all' {
   if (program === 'linkerd-await') return args.some((arg) => arg === '--shutdown' || arg === '-S') ? ['linkerd'] : [];
   if (program === 'kubexit' || program === 'scuttle') return 'all';
   // istio-job-run: Istio unless --sidecar none, the kinds of --also, and those of the pod's annotations file.
-  const env = new Map(
-    items(get(container, 'env')).map((entry) => [text(get(entry, 'name')) ?? '', text(get(entry, 'value')) ?? ''] as const),
-  );
+  if (options === undefined) return [];
   const stops: KindName[] = [];
-  const sidecar = optionValue(args, OPTIONS.sidecar.flag) ?? env.get(OPTIONS.sidecar.env);
-  if (sidecar?.trim().toLowerCase() !== 'none') stops.push('istio');
-  const also = [...optionValues(args, OPTIONS.also.flag), ...(env.get(OPTIONS.also.env) ?? '').split(',')];
-  for (const entry of also) {
-    const name = entry.trim().split(':')[0] ?? '';
-    if (SIDECAR_KINDS.some((kind) => kind.name === name)) stops.push(name as KindName);
-  }
+  if (options.sidecar !== 'none') stops.push('istio');
+  for (const entry of options.also) stops.push(entry.kind);
   const mounts = items(get(container, 'volumeMounts')).map((mount) => text(get(mount, 'mountPath')) ?? '');
-  const annotationsFile =
-    optionValue(args, OPTIONS.podAnnotations.flag) ?? env.get(OPTIONS.podAnnotations.env) ?? OPTIONS.podAnnotations.default;
-  if (mounts.some((path) => path !== '' && annotationsFile.startsWith(`${path.replace(/\/$/, '')}/`))) {
+  if (mounts.some((path) => path !== '' && options.podAnnotations.startsWith(`${path.replace(/\/$/, '')}/`))) {
     for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) if (kind.fromAnnotations !== undefined) stops.push(kind.name as KindName);
   }
   return stops;
 }
-
-function optionValues(args: readonly string[], flag: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === '--' || !arg.startsWith('-')) break;
-    if (arg === `--${flag}`) values.push(args[++i] ?? '');
-    else if (arg.startsWith(`--${flag}=`)) values.push(arg.slice(flag.length + 3));
-  }
-  return values;
-}
-
-const optionValue = (args: readonly string[], flag: string): string | undefined => optionValues(args, flag).at(-1);
 
 /** Which sidecar a request speaks to, from its port and path (the pod's own ports first), or its program. */
 function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesProcesses: boolean): RequestTarget {

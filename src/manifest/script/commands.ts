@@ -1,6 +1,11 @@
 // What a command's words are, before what it does: the programs that run their arguments as a command
 // (`timeout 60 sh -c ...`, `env A=1 job`, `tini -- job`), the shells whose `-c SCRIPT` is a script read in
-// turn, the options a shell or `set` switches, and the programs that are bookkeeping, not the job.
+// turn, the options a shell or `set` switches, the programs that are bookkeeping, not the job, and the one reader of
+// a wrapper's own options.
+
+import { PROGRAM } from '../../bundle/self.ts';
+import type { Options } from '../../config/options.ts';
+import { parseInvocation } from '../../config/parse.ts';
 
 /** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
 export const BOOKKEEPING = new Set([
@@ -36,13 +41,48 @@ export const BOOKKEEPING = new Set([
   'which',
   'read',
   'alias',
+  'pgrep',
+  'pidof',
 ]);
 
 /** Programs that pass on what flows through a pipe, and succeed: `job | tee log`. */
 export const FILTERS = new Set(['tee', 'cat', 'sed', 'awk', 'head', 'tail', 'tr', 'cut', 'sort', 'uniq', 'wc', 'logger', 'ts']);
 
 /** The wrappers that run a command and stop sidecars after it. */
-export const WRAPPERS = ['istio-job-run', 'linkerd-await', 'scuttle', 'kubexit'] as const;
+export const WRAPPERS = [PROGRAM, 'linkerd-await', 'scuttle', 'kubexit'] as const;
+
+/** linkerd-await's switches (linkerd/linkerd-await src/main.rs, `Args`); its other options take a value. */
+const LINKERD_AWAIT_SWITCHES = new Set(['-S', '--shutdown', '-v', '--verbose', '-h', '--help', '-V', '--version']);
+
+/** A wrapper's command line as the wrapper reads it. */
+export interface WrapperReading {
+  /** Where the command it runs starts in its arguments, when it runs one. */
+  readonly child?: number;
+  /** istio-job-run's options, as its own parser reads them (with the container's environment, where known). */
+  readonly options?: Options;
+}
+
+/**
+ * The one reader of a wrapper's arguments (the words after its name): istio-job-run through its own parser
+ * (src/config/parse.ts), so a switch, a value option, `--` and a bad option are read as the wrapper reads them;
+ * linkerd-await by its switches; scuttle and kubexit take no options and run their first argument.
+ */
+export function readWrapper(program: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): WrapperReading {
+  if (program === PROGRAM) {
+    const invocation = parseInvocation(args, env);
+    if (invocation.kind !== 'run' && invocation.kind !== 'usage-error') return {};
+    const command = invocation.command ?? [];
+    return { options: invocation.options, ...(command.length === 0 ? {} : { child: args.length - command.length }) };
+  }
+  if (program !== 'linkerd-await') return args.length === 0 ? {} : { child: 0 };
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] as string;
+    if (word === '--') return i + 1 < args.length ? { child: i + 1 } : {};
+    if (!word.startsWith('-')) return { child: i };
+    if (!word.includes('=') && !LINKERD_AWAIT_SWITCHES.has(word)) i++;
+  }
+  return {};
+}
 
 /** The shells whose `-c SCRIPT` is read. */
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);

@@ -62,7 +62,12 @@ function loopback(word: string): Url | undefined {
 }
 
 /** What a command of these says, read from its words (the program's name first, prefixes taken off). */
-export function requestOf(words: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {
+export function requestOf(
+  words: readonly string[],
+  place: Place,
+  loopVariables: ReadonlyMap<string, string>,
+  pidVariables: ReadonlyMap<string, string> = new Map(),
+): Request | undefined {
   const program = basename(words[0] ?? '');
   const args = words.slice(1);
   if (program === 'curl') return curl(args, place, loopVariables);
@@ -84,11 +89,45 @@ export function requestOf(words: readonly string[], place: Place, loopVariables:
     if (name !== undefined) return { via: program, program: basename(name.split(/\s/)[0] ?? name), method: 'SIGNAL', place };
   }
   if (program === 'kill') {
-    const name = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([\w.-]+)\)/.exec(args.join(' '))?.[1];
-    if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
+    // `kill $(pgrep -f pilot-agent)`, `kill -INT $pid` after `pid=$(pidof cloud_sql_proxy)`.
+    for (const arg of args) {
+      const name = pidLookup(arg) ?? pidVariables.get(/^"?\$\{?(\w+)\}?"?$/.exec(arg)?.[1] ?? '');
+      if (name !== undefined) return { via: program, program: name, method: 'SIGNAL', place };
+    }
   }
   if (/^python[\d.]*$/.test(program) || program === 'node' || program === 'nodejs') return oneLiner(program, args, place);
   return undefined;
+}
+
+/** `$(pgrep [-f|-x|...] NAME)`, `` `pidof NAME` ``: a lookup of a process's PIDs, and the program it looks for. */
+const PID_LOOKUP = /(?:\$\(|`)\s*(pgrep|pidof)\b([^)`]*)[)`]/;
+/** pgrep's options that take a value (procps pgrep(1)); pidof's take none that matter here. */
+const PGREP_VALUED = new Set(['-d', '-g', '-G', '-P', '-s', '-t', '-u', '-U', '-F', '--ns', '--nslist', '--delimiter', '--pidfile']);
+
+/** The program whose PIDs TEXT looks up with pgrep or pidof (a path's last part, a pattern's first word), if it does. */
+function pidLookup(text: string): string | undefined {
+  const match = PID_LOOKUP.exec(text);
+  if (match === null) return undefined;
+  const words = [...(match[2] as string).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((found) => found[1] ?? found[2] ?? found[3] ?? '');
+  const names: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (match[1] === 'pgrep' && PGREP_VALUED.has(word)) i++;
+    else if (!word.startsWith('-')) names.push(word);
+  }
+  // pgrep takes one pattern (the last word); pidof several names (the first is enough to aim the signal).
+  const name = (match[1] === 'pgrep' ? names.at(-1) : names[0])?.trim().split(/\s+/)[0];
+  return name === undefined || name === '' ? undefined : basename(name.replace(/^\^|\$$/g, ''));
+}
+
+/** The variables a script assigns a PID lookup to (`pid=$(pgrep cloud_sql_proxy)`), with the program looked up. */
+export function pidVariablesOf(script: string): ReadonlyMap<string, string> {
+  const found = new Map<string, string>();
+  for (const match of script.matchAll(/(?:^|[\s;&|(])(?:local\s+|export\s+|readonly\s+)?([A-Za-z_]\w*)=("?(?:\$\(|`)[^)`]*[)`])/g)) {
+    const program = pidLookup(match[2] as string);
+    if (program !== undefined) found.set(match[1] as string, program);
+  }
+  return found;
 }
 
 function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>): Request | undefined {

@@ -6,11 +6,11 @@
 
 import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
-import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
+import { BOOKKEEPING, basename, FILTERS, innerCommand, readWrapper, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
 import { outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
-import { type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
+import { pidVariablesOf, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
 
@@ -79,6 +79,11 @@ export interface ScriptFacts {
   readonly wrappers: readonly Wrapper[];
   /** A command of the job runs in it. */
   readonly works: boolean;
+  /**
+   * It only waits for something outside it (`kubectl wait`, a loop over `kubectl get pod`, `pgrep` or a file) and
+   * speaks to sidecars: in a pod with another container, a watcher of that container, whose status is not the job's.
+   */
+  readonly watches: boolean;
   /** What the script does when the job succeeds and when it fails (events name requests and wrappers by id). */
   readonly outcome: Outcome;
 }
@@ -145,15 +150,17 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     return scope;
   };
   const tree = parseScript(shellParser, script);
-  if (tree === null) return { requests: [], wrappers: [], works: false, syntaxError: { place: ORIGIN, near: '' }, outcome: NO_OUTCOME };
+  if (tree === null)
+    return { requests: [], wrappers: [], works: false, watches: false, syntaxError: { place: ORIGIN, near: '' }, outcome: NO_OUTCOME };
   const root: Scope = { root: tree, offset: ORIGIN, id: 0 };
   const syntaxError = findSyntaxError(tree);
   const said = new Map<string, Said>();
   const byId: Said[] = [];
+  const pidVariables = pidVariablesOf(script);
   const speaks = (words: readonly string[], at: { key: string; place: Place }, loopVariables: ReadonlyMap<string, string>) => {
     const known = said.get(at.key);
     if (known !== undefined) return known.speaks;
-    const found = recognise(words, at.place, loopVariables, byId.length);
+    const found = recognise(words, at.place, loopVariables, pidVariables, byId.length);
     if (found !== undefined) {
       said.set(at.key, found);
       byId.push(found);
@@ -181,7 +188,8 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     if (found.wrapper !== undefined) wrappers.push({ ...found.wrapper, id: found.speaks.said, runs: run });
   }
   const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
-  return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, outcome };
+  const watches = syntaxError === undefined && byId.length > 0 && watchesOnly(root, parse, pidVariables);
+  return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, watches, outcome };
 }
 
 const ORIGIN: Place = { row: 0, column: 0 };
@@ -243,10 +251,16 @@ interface Said {
 }
 
 /** A request or a wrapper, from a command's words (prefixes taken off). */
-function recognise(words: readonly string[], place: Place, loopVariables: ReadonlyMap<string, string>, id: number): Said | undefined {
+function recognise(
+  words: readonly string[],
+  place: Place,
+  loopVariables: ReadonlyMap<string, string>,
+  pidVariables: ReadonlyMap<string, string>,
+  id: number,
+): Said | undefined {
   const program = basename(words[0] ?? '');
   if ((WRAPPERS as readonly string[]).includes(program)) {
-    const at = childAt(words.slice(1));
+    const at = readWrapper(program, words.slice(1)).child;
     const child = at === undefined ? undefined : words.slice(at + 1);
     const quits =
       program === 'istio-job-run' ||
@@ -257,8 +271,42 @@ function recognise(words: readonly string[], place: Place, loopVariables: Readon
       wrapper: { program, quits, ...(child?.[0] === undefined ? {} : { child: child[0] }), place },
     };
   }
-  const request = requestOf(words, place, loopVariables);
+  const request = requestOf(words, place, loopVariables, pidVariables);
   return request === undefined ? undefined : { speaks: { said: id }, request };
+}
+
+/** A simple command found by the walk (its words, prefixes taken off), a loop, or a script inside that cannot be read. */
+type Found =
+  | { readonly kind: 'command'; readonly words: readonly string[]; readonly name: Syntax; readonly first: Syntax; readonly scope: Scope }
+  | { readonly kind: 'loop' }
+  | { readonly kind: 'unread' };
+
+/** Each simple command of a tree and of the scripts inside it (`sh -c '...'`), read as written, without running anything. */
+function* staticCommands(scope: Scope, parse: (text: string, at: Place) => Scope | undefined, depth = 0): Generator<Found> {
+  const stack: Syntax[] = [scope.root];
+  while (stack.length > 0) {
+    const node = stack.pop() as Syntax;
+    for (let i = node.namedChildCount - 1; i >= 0; i--) {
+      const child = node.namedChild(i);
+      if (child !== null) stack.push(child);
+    }
+    if (node.type === 'while_statement') yield { kind: 'loop' };
+    if (node.type !== 'command') continue;
+    const name = node.childForFieldName('name');
+    if (name === null) continue;
+    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is Syntax => arg !== null)];
+    const inner = innerCommand(nodes, wordValue);
+    const words = inner.words.map(wordValue);
+    const shell = shellScript(words);
+    const scriptNode = shell === undefined ? undefined : inner.words[shell.at];
+    if (scriptNode !== undefined && depth < MAX_SCRIPT_DEPTH) {
+      const nested = parse(wordValue(scriptNode), inside(scriptNode, scope));
+      if (nested === undefined) yield { kind: 'unread' };
+      else yield* staticCommands(nested, parse, depth + 1);
+      continue;
+    }
+    yield { kind: 'command', words, name, first: inner.words[0] ?? name, scope };
+  }
 }
 
 /** What every command of a tree says, read as written (a trap's action, a script not followed to its end). */
@@ -270,36 +318,50 @@ function collectStatic(
     at: { key: string; place: Place },
     loopVariables: ReadonlyMap<string, string>,
   ) => { said: number } | undefined,
-  depth = 0,
 ): number[] {
   const found: number[] = [];
-  const stack: Syntax[] = [scope.root];
-  while (stack.length > 0) {
-    const node = stack.pop() as Syntax;
-    for (let i = node.namedChildCount - 1; i >= 0; i--) {
-      const child = node.namedChild(i);
-      if (child !== null) stack.push(child);
-    }
-    if (node.type !== 'command') continue;
-    const name = node.childForFieldName('name');
-    if (name === null) continue;
-    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is Syntax => arg !== null)];
-    const inner = innerCommand(nodes, wordValue);
-    const words = inner.words.map(wordValue);
-    const shell = shellScript(words);
-    const scriptNode = shell === undefined ? undefined : inner.words[shell.at];
-    if (scriptNode !== undefined && depth < MAX_SCRIPT_DEPTH) {
-      const nested = parse(wordValue(scriptNode), inside(scriptNode, scope));
-      if (nested !== undefined) found.push(...collectStatic(nested, parse, speaks, depth + 1));
-      continue;
-    }
-    const first = inner.words[0] ?? name;
-    const { row, column } = first.startPosition;
-    const place = row === 0 ? { row: scope.offset.row, column: scope.offset.column + column } : { row: scope.offset.row + row, column };
-    const said = speaks(words, { key: `${scope.id}:${name.startIndex}`, place }, new Map());
+  for (const command of staticCommands(scope, parse)) {
+    if (command.kind !== 'command') continue;
+    const { row, column } = command.first.startPosition;
+    const { offset, id } = command.scope;
+    const place = row === 0 ? { row: offset.row, column: offset.column + column } : { row: offset.row + row, column };
+    const said = speaks(command.words, { key: `${id}:${command.name.startIndex}`, place }, new Map());
     if (said !== undefined) found.push(said.said);
   }
   return found;
+}
+
+/** Programs that wait for another container's end: `kubectl wait`, `kubectl get pod` in a loop, `pgrep`, `inotifywait`. */
+const WAITS = new Set(['pgrep', 'pidof', 'inotifywait']);
+/** What a watcher's polling passes its output through. */
+const POLL_FILTERS = new Set(['grep', 'egrep', 'fgrep', 'jq']);
+
+/**
+ * Whether every command of the script (and of the scripts inside it) waits, polls, keeps the books or speaks to a
+ * sidecar, and something waits: a wait of WAITS or kubectl's, or a while or until loop.
+ */
+function watchesOnly(
+  scope: Scope,
+  parse: (text: string, at: Place) => Scope | undefined,
+  pidVariables: ReadonlyMap<string, string>,
+): boolean {
+  let waited = false;
+  for (const command of staticCommands(scope, parse)) {
+    if (command.kind === 'unread') return false;
+    if (command.kind === 'loop') {
+      waited = true;
+      continue;
+    }
+    const { words } = command;
+    const program = basename(words[0] ?? '');
+    const kubectl = (program === 'kubectl' || program === 'oc') && (words[1] === 'wait' || words[1] === 'get');
+    if (kubectl || WAITS.has(program)) waited = true;
+    else if (!BOOKKEEPING.has(program) && !FILTERS.has(program) && !POLL_FILTERS.has(program)) {
+      if (requestOf(words, ORIGIN, new Map(), pidVariables) === undefined && !(WRAPPERS as readonly string[]).includes(program))
+        return false;
+    }
+  }
+  return waited;
 }
 
 /** When each request and wrapper runs, by id, from the paths of the outcome. */
@@ -378,20 +440,6 @@ function findSyntaxError(root: Syntax): ScriptFacts['syntaxError'] {
       const child = node.child(i);
       if (child !== null) stack.push(child);
     }
-  }
-  return undefined;
-}
-
-/** Switches of the wrappers, which take no value; their other options do. */
-const SWITCHES = /^(-S|--shutdown|--(no-)?wait|--(no-)?start-without-proxy|-v|--verbose)$/;
-
-/** The command a wrapper runs: its first word after its own options (and `--`). */
-function childAt(words: readonly string[]): number | undefined {
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] as string;
-    if (word === '--') return i + 1 < words.length ? i + 1 : undefined;
-    if (!word.startsWith('-')) return i;
-    if (!word.includes('=') && !SWITCHES.test(word)) i++;
   }
   return undefined;
 }

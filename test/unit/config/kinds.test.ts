@@ -34,18 +34,19 @@ type Row = readonly [
 ];
 
 const ROWS: readonly Row[] = [
-  // Istio 1.27+: "true" and "false" only, another value falls back to the namespace's policy; the template makes
-  // every nativeSidecar value but "false" native.
-  ['istio', 'inject', ['true'], 'on'],
-  ['istio', 'inject', ['false'], 'off'],
-  ['istio', 'inject', [undefined, '', 'yes', 'on', 'True', '1'], 'unset'],
+  // Istio's injectRequired: lower-cased, not trimmed; "y", "yes", "true", "on" inject, "" is the namespace's policy,
+  // any other value means no injection. The template makes every nativeSidecar value but "false" native.
+  ['istio', 'inject', ['true', 'y', 'yes', 'on', 'True', 'TRUE', 'Y', 'Yes', 'ON'], 'on'],
+  ['istio', 'inject', ['false', 'no', 'n', 'off', '1', 'enabled', ' true', 'true '], 'off'],
+  ['istio', 'inject', [undefined, ''], 'unset'],
   ['istio', 'native', ['true', 'yes', 'False', '1'], 'on'],
   ['istio', 'native', ['false'], 'off'],
   ['istio', 'native', [undefined, ''], 'unset'],
   // Linkerd: "enabled"/"ingress" inject, an invalid value skips; proxy-admin-shutdown "enabled"/"disabled", else
   // ignored; the native keys by strconv.ParseBool, an invalid value ignored.
   ['linkerd', 'inject', ['enabled', 'ingress'], 'on'],
-  ['linkerd', 'inject', ['disabled', 'Enabled', 'true'], 'off'],
+  ['linkerd', 'inject', ['disabled', 'Enabled', 'true', ' enabled'], 'off'],
+  ['linkerd', 'inject', [undefined, ''], 'unset'],
   ['linkerd', 'quit', ['enabled'], 'on'],
   ['linkerd', 'quit', ['disabled'], 'off'],
   ['linkerd', 'quit', [undefined, 'Enabled', 'true'], 'unset'],

@@ -60,6 +60,7 @@ export const THEMES = {
   pod: [
     'prestop-quit',
     'misplaced-annotation',
+    'annotation-as-label',
     'exit-on-job-completion',
     'quit-admin-port',
     'onfailure-quit-always',
@@ -75,6 +76,7 @@ export const THEMES = {
     'exit-code-lost',
     'quit-skipped-on-failure',
     'folded-script',
+    'quit-in-exec-args',
     'duplicate-key',
     'wait-after-work',
     'shell-syntax',

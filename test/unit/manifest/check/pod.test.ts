@@ -22,6 +22,18 @@ const CASES: readonly Case[] = [
     rule: 'prestop-quit',
     yaml: job(pod(`${WRAPPED}\nlifecycle:\n  preStop:\n    exec: {command: [sleep, "5"]}`)),
   },
+  // annotation-as-label
+  {
+    name: 'linkerd.io/inject: disabled as a pod label',
+    rule: 'annotation-as-label',
+    yaml: job(pod(WRAPPED), { podMeta: 'labels:\n  linkerd.io/inject: disabled' }),
+    expect: { at: 'linkerd.io/inject: disabled', level: 'warning' },
+  },
+  {
+    name: 'sidecar.istio.io/inject as a label',
+    rule: 'annotation-as-label',
+    yaml: job(pod(WRAPPED), { podMeta: 'labels:\n  sidecar.istio.io/inject: "true"' }),
+  },
   // misplaced-annotation
   {
     name: "the inject annotation on the Job's own metadata",

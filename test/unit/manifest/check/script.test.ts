@@ -115,6 +115,18 @@ const CASES: readonly Case[] = [
     rule: 'quit-skipped-on-failure',
     yaml: job(pod('command: ["sh", "-ec", "trap \'curl -XPOST localhost:15020/quitquitquit\' EXIT; ./task"]')),
   },
+  // quit-in-exec-args
+  {
+    name: 'a quit as more args after a program',
+    rule: 'quit-in-exec-args',
+    yaml: job(pod('command: ["/app/wait-for-deps", "&&", "curl", "-XPOST", "localhost:15020/quitquitquit"]'), { podMeta: INJECTED }),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'a quit in the script of sh -c',
+    rule: 'quit-in-exec-args',
+    yaml: job(pod('command: ["sh", "-c", "./task; curl -XPOST localhost:15020/quitquitquit"]')),
+  },
   // folded-script
   {
     name: 'a folded script of two commands',

@@ -11,21 +11,23 @@ const CASES: readonly Case[] = [
     yaml: job(pod('command: ["./task.sh"]'), { podMeta: INJECTED }),
     expect: { at: 'command: ["./task.sh"]', level: 'error' },
   },
-  // Istio takes "true" and "false" only; another value leaves it to the namespace's policy.
-  ...['yes', 'on', 'Y', 'TRUE'].flatMap((value): Case[] => [
-    {
+  // Istio injects for "y", "yes", "true", "on" in any case; any other value but "" means no injection.
+  ...['yes', 'on', 'Y', 'TRUE'].map(
+    (value): Case => ({
+      name: `sidecar.istio.io/inject: "${value}" in a namespace that does not inject`,
+      rule: 'unwrapped',
+      yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
+      expect: { at: 'command: ["./task.sh"]', level: 'error' },
+    }),
+  ),
+  ...['no', 'enabled', '1'].map(
+    (value): Case => ({
       name: `sidecar.istio.io/inject: "${value}" in a namespace that injects`,
       rule: 'unwrapped',
       yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
       settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
-      expect: { at: 'command: ["./task.sh"]', level: 'error' },
-    },
-    {
-      name: `sidecar.istio.io/inject: "${value}" in a namespace that does not`,
-      rule: 'unwrapped',
-      yaml: job(pod('command: ["./task.sh"]'), { podMeta: `annotations:\n  sidecar.istio.io/inject: "${value}"` }),
-    },
-  ]),
+    }),
+  ),
   // Each value the other injectors take as on, and some they do not.
   ...(
     [

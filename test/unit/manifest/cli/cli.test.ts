@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { type ManifestIo, MAX_INPUT_MIB, runManifest } from '../../../../src/manifest/cli/cli.ts';
-import { PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { isManifestInvocation, PLUGIN_NAME } from '../../../../src/manifest/cli/select.ts';
+import { parsePlugin } from '../../../../src/manifest/cli/flags.ts';
+import { TOOL_FLAG, TOOL_FLAGS } from '../../../../src/config/tool-flags.ts';
 import { RULE_SUMMARIES } from '../../../../src/manifest/check/rules.ts';
 import { MIGRATE_JOB } from '../../../support/manifest.ts';
 import { root } from '../../../support/process.ts';
@@ -56,6 +58,30 @@ async function run(
 }
 
 describe('flags in any order', () => {
+  test("the selector takes every flag of the table before its tool's flag, and the plugin takes it after its command", () => {
+    for (const { flag, argument, tools, mode } of TOOL_FLAGS) {
+      if (mode === true) continue;
+      for (const tool of tools) {
+        const given = argument === undefined ? [flag] : [flag, 'x'];
+        for (const argv of [
+          [...given, TOOL_FLAG[tool], 'job.yaml'],
+          [`${given.join('=')}`, TOOL_FLAG[tool], 'job.yaml'],
+        ])
+          assert.ok(isManifestInvocation(argv, 'istio-job-run'), argv.join(' '));
+        if (tool === 'policy') continue;
+        const plugin = parsePlugin([tool, '-f', 'job.yaml', ...given], {});
+        assert.ok(plugin.kind !== 'error' || !/is not an option/.test(plugin.message), `${tool} ${given.join(' ')}`);
+      }
+    }
+    // The wrapper's own options and a command stay the wrapper's.
+    for (const argv of [
+      ['--', '--check', 'x'],
+      ['--quit', 'always', '--check'],
+      ['job', '--check'],
+      ['--format', 'json', 'job', '--check'],
+    ])
+      assert.equal(isManifestInvocation(argv, 'istio-job-run'), false, argv.join(' '));
+  });
   test('--native, --image and the mode flag before or after FILE give the same bytes', async () => {
     const files = { 'job.yaml': JOB };
     const native = await run(['--inject', 'job.yaml', '--native'], files);
@@ -90,7 +116,7 @@ describe('flags in any order', () => {
       [['--inject', '--native'], /^--inject: needs a value \(--inject FILE\)/],
       [
         ['--inject', 'job.yaml', '--colour'],
-        /^"--colour" is not an option of --check or --inject \(--check FILE, --inject FILE, --image IMAGE, --native/,
+        /^"--colour" is not an option of --check, --inject or --admission-policy \(--check FILE, --inject FILE, --admission-policy, --image IMAGE, --native/,
       ],
       [['job.yaml'], /^"job\.yaml": a FILE goes after --check or --inject/],
       [['--inject', 'job.yaml', '--image', 'a:1', '--image', 'b:2'], /^--image: given twice \("a:1", "b:2"\)/],
@@ -547,7 +573,7 @@ describe('--image-volume', () => {
   test('bad input: one line naming the flag, exit 2', async () => {
     const cases: [readonly string[], RegExp][] = [
       [['--inject', 'job.yaml', '--image-volume=yes'], /^--image-volume: takes no value \("--image-volume=yes"\)/],
-      [['--check', 'job.yaml', '--image-volume'], /^--image-volume: goes with --inject, not --check/],
+      [['--check', 'job.yaml', '--image-volume'], /^--image-volume: goes with --inject or --admission-policy, not --check/],
       [['--inject', 'job.yaml', '--native', '--image-volume'], /^--image-volume: --inject --native adds no wrapper/],
     ];
     for (const [argv, message] of cases) {
@@ -597,9 +623,9 @@ describe('--admission-policy', () => {
       [['--admission-policy', '--inject', 'job.yaml'], /^--admission-policy: reads no FILE/],
       [
         ['--admission-policy', '--namespace', 'x'],
-        /^--namespace: does not go with --admission-policy: the policy reads each object's own namespace/,
+        /^--namespace: goes with --check or --inject, not --admission-policy: the policy reads each object's own namespace/,
       ],
-      [['--admission-policy', '--entrypoint', 'job=/app'], /^--entrypoint: does not go with --admission-policy/],
+      [['--admission-policy', '--entrypoint', 'job=/app'], /^--entrypoint: goes with --inject, not --admission-policy: the API server/],
       [['--admission-policy', '--native', '--image-volume'], /^--image-volume: --native adds no wrapper/],
       [['--admission-policy=yes'], /^--admission-policy: takes no value/],
     ];
