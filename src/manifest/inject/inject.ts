@@ -22,6 +22,7 @@ import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
+import { foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 
 interface InjectSettings {
@@ -53,6 +54,37 @@ type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
  * around the script keeps.
  */
 const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit'];
+
+/**
+ * The rules that find a script's own quit gone wrong (or a folded script whose quit never runs): where the job's
+ * script quits by hand, --inject takes the quit out, proves the rest, and wraps the command.
+ */
+const SCRIPT_RULES: readonly RuleId[] = [
+  'exit-code-lost',
+  'quit-skipped-on-failure',
+  'onfailure-quit-always',
+  'quit-before-job',
+  'quit-only-on-signal',
+  'quit-not-enabled',
+  'quit-wrong-method',
+  'folded-script',
+];
+
+/** Whether a job container's script quits its sidecar itself (or is a folded block of commands). */
+const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
+  handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
+
+/** What --inject says it did to a script it took a quit out of. */
+function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>): string[] {
+  const notes: string[] = [];
+  if (taken.lines.length > 0)
+    notes.push(
+      `${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${PROGRAM} quits after the job on every way out`,
+    );
+  for (const name of taken.folded)
+    notes.push(`${where}: container ${name}'s folded script (>) written as a literal block (|) of the same lines`);
+  return notes;
+}
 
 /** The flag that gives a container's command where the manifest shows none. */
 export const ENTRYPOINT_FLAG = '--entrypoint';
@@ -87,7 +119,6 @@ export function inject(
     const mine = found[index] ?? [];
     const errors = mine.filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
-    const left = unstopped(pod, { brokenScriptsCount: false });
     const judge = (verdict: Verdict): void => {
       for (const finding of mine) verdicts.set(finding, verdict);
     };
@@ -95,12 +126,27 @@ export function inject(
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
-    const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
-    const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
-    if (cannot !== undefined) {
-      problems.push(`${where}: ${cannot}`);
-      judge('refused');
-      continue;
+    let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
+    let scriptEdits: readonly ScalarEdit[] = [];
+    const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
+    if (handRolled && !settings.native) {
+      const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
+      if (taken.kind === 'refused') {
+        problems.push(`${where}: ${taken.why}`);
+        judge('refused');
+        continue;
+      }
+      left = taken.left;
+      scriptEdits = taken.edits;
+      notes.push(...handRolledNotes(where, taken));
+    } else {
+      const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
+      const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
+      if (cannot !== undefined) {
+        problems.push(`${where}: ${cannot}`);
+        judge('refused');
+        continue;
+      }
     }
     if (left.length === 0) {
       const other = errors[0];
@@ -111,6 +157,7 @@ export function inject(
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
+    for (const edit of scriptEdits) guarded.replace(edit);
     const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
     if (refusals.length > 0) {
@@ -214,6 +261,18 @@ class GuardedEditor {
     return false;
   }
 
+  /** A script's text replaced (--inject taking its quit out): refused inside a node an alias reaches, as any edit. */
+  replace(edit: ScalarEdit): void {
+    const hit = this.shared.find((range) => edit.start >= range.start && edit.start < range.end);
+    if (hit !== undefined) {
+      this.refusals.push(
+        `line ${this.source.lines.linePos(edit.start).line} is inside &${hit.anchor} (line ${hit.line}), which an alias uses elsewhere: ` +
+          'changing it would change every place that uses it; write that part out in this pod, or rewrite it by hand',
+      );
+      return;
+    }
+    this.#pending.push(() => this.editor.replace(edit.start, edit.end, edit.text));
+  }
   prepend(seq: YAMLSeq, depth: number, values: readonly Value[]): void {
     if (this.#check(seq)) this.#pending.push(() => this.editor.prepend(seq, depth, values));
   }
@@ -223,7 +282,7 @@ class GuardedEditor {
   addPair(map: YAMLMap, depth: number, key: string, value: Value, before?: Parameters<Editor['addPair']>[4]): void {
     if (this.#check(map)) this.#pending.push(() => this.editor.addPair(map, depth, key, value, before));
   }
-  /** VALUE for the list under KEY of OWNER: appended to it, or all of a key's new items as the key's list. */
+  /** VALUE for the list under KEY of OWNER: appended to it, or all of a key's new items as the key's list (in place of an empty one). */
   addItem(owner: YAMLMap, depth: number, key: string, value: Value): void {
     const list = get(owner, key);
     if (isSeq(list)) return this.append(list, depth + 1, value);
@@ -233,10 +292,19 @@ class GuardedEditor {
   }
   readonly #lists: { owner: YAMLMap; depth: number; key: string; values: Value[] }[] = [];
   commit(): void {
-    for (const { owner, depth, key, values } of this.#lists) this.addPair(owner, depth, key, values);
+    for (const { owner, depth, key, values } of this.#lists) {
+      const pair = pairOf(owner, key);
+      if (pair !== undefined && emptyValue(pair.value)) {
+        if (this.#check(owner)) this.#pending.push(() => this.editor.fillPair(pair, depth, key, values));
+      } else this.addPair(owner, depth, key, values);
+    }
     for (const edit of this.#pending) edit();
   }
 }
+
+/** A key written with no value (`volumes:`), which Kubernetes reads as an empty list. */
+const emptyValue = (node: unknown): boolean =>
+  node === null || node === undefined || (isScalar(node) && node.value === null && text(node) === undefined);
 
 /** The structural depths the editor orders insertions at one place by. */
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
@@ -307,7 +375,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     [container, 'env', get(container, 'env')],
   ];
   for (const [owner, key, list] of lists) {
-    if (pairOf(owner, key) !== undefined && !isSeq(list))
+    if (pairOf(owner, key) !== undefined && !isSeq(list) && !emptyValue(list))
       problems.push(`${key} of ${owner === podSpec ? 'the pod' : `container ${name}`} is not a list`);
   }
   const named = (list: Node | undefined, key: string, value: string): boolean => items(list).some((item) => text(get(item, key)) === value);
