@@ -3,7 +3,7 @@
 // fields and the levels are tables here: --help and docs/MANIFESTS.md are written from them.
 
 import { PROGRAM } from '../../bundle/self.ts';
-import { type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
+import { type Finding, type Level, RULE_SUMMARIES, type RuleId, said } from '../check/rules.ts';
 
 /** The levels, the most severe first: a finding at or above the threshold makes the exit 1. */
 export const LEVELS = {
@@ -20,6 +20,7 @@ export const JSON_FIELDS = {
   rule: 'the rule id (the table above)',
   message: 'the whole message, as the text line has it',
   instead: 'what to do instead: the end of the message (absent when the message has no such part)',
+  inject: 'what `--inject` does with the pod, where the message advises it: `rewrite` or `refuse` (absent otherwise)',
 } as const;
 /** The output formats of --check, each with what it writes. */
 export const FORMATS = {
@@ -60,19 +61,21 @@ export function instead(message: string): string | undefined {
 }
 
 export const textLine = (finding: Located): string =>
-  `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message}\n`;
+  `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${said(finding)}\n`;
 
 export function toJson(findings: readonly Located[]): string {
   const rows = findings.map((finding): JsonFinding => {
-    const fix = instead(finding.message);
+    const message = said(finding);
+    const fix = instead(message);
     return {
       file: finding.file,
       line: finding.line,
       ...(finding.column === undefined ? {} : { column: finding.column }),
       level: finding.level,
       rule: finding.rule,
-      message: finding.message,
+      message,
       ...(fix === undefined ? {} : { instead: fix }),
+      ...(finding.inject === undefined ? {} : { inject: finding.inject.will }),
     };
   });
   return `${JSON.stringify(rows, null, 2)}\n`;
@@ -112,7 +115,7 @@ export function toSarif(findings: readonly Located[], version: string): string {
     ruleId: finding.rule,
     ruleIndex: ids.indexOf(finding.rule),
     level: SARIF_LEVEL[finding.level],
-    message: { text: finding.message },
+    message: { text: said(finding) },
     ...(finding.file === '<stdin>'
       ? {}
       : {

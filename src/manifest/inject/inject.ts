@@ -19,7 +19,7 @@ import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
+import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 import { foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
@@ -39,11 +39,8 @@ interface InjectSettings {
   readonly verdictsOnly?: boolean;
 }
 
-/** What --inject did with a pod; a pod it left as it is has none. */
-type Verdict = 'rewritten' | 'refused';
-
-/** What it did with each pod, and the findings of --check on its lines. */
-type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
+/** What it did with each pod, and the findings of --check on its lines (a pod it left as it is has none). */
+type Injected = { readonly verdicts: ReadonlyMap<Finding, InjectVerdict> } & (
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
 );
@@ -110,7 +107,7 @@ export function inject(
   const problems: string[] = [];
   const rewritten: string[] = [];
   const notes: string[] = [];
-  const verdicts = new Map<Finding, Verdict>();
+  const verdicts = new Map<Finding, InjectVerdict>();
   const shared = sharedRanges(source);
   const found = findingsOf(source, pods, findings);
   for (const [index, pod] of pods.entries()) {
@@ -119,8 +116,12 @@ export function inject(
     const mine = found[index] ?? [];
     const errors = mine.filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
-    const judge = (verdict: Verdict): void => {
+    const judge = (verdict: InjectVerdict): void => {
       for (const finding of mine) verdicts.set(finding, verdict);
+    };
+    const refuse = (why: readonly string[]): void => {
+      problems.push(...why.map((problem) => `${where}: ${problem}`));
+      judge({ will: 'refuse', why: why.join('; ') });
     };
     if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
@@ -132,8 +133,7 @@ export function inject(
     if (handRolled && !settings.native) {
       const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
       if (taken.kind === 'refused') {
-        problems.push(`${where}: ${taken.why}`);
-        judge('refused');
+        refuse([taken.why]);
         continue;
       }
       left = taken.left;
@@ -143,8 +143,7 @@ export function inject(
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
       if (cannot !== undefined) {
-        problems.push(`${where}: ${cannot}`);
-        judge('refused');
+        refuse([cannot]);
         continue;
       }
     }
@@ -160,16 +159,19 @@ export function inject(
     for (const edit of scriptEdits) guarded.replace(edit);
     const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
-    if (refusals.length > 0) {
-      problems.push(...[...new Set(refusals)].map((problem) => `${where}: ${problem}`));
-      judge('refused');
-    } else {
+    if (refusals.length > 0) refuse([...new Set(refusals)]);
+    else {
       if (settings.verdictsOnly !== true) guarded.commit();
       rewritten.push(`${workload.kind} ${workload.name}`);
-      judge('rewritten');
+      judge({ will: 'rewrite' });
     }
   }
-  if (problems.length > 0) return { kind: 'refused', problems, verdicts };
+  if (problems.length > 0) {
+    // Nothing of a file is written while one of its pods is refused.
+    const other: InjectVerdict = { will: 'refuse', why: `it writes nothing of this file while another pod is refused (${problems[0]})` };
+    for (const [finding, verdict] of verdicts) if (verdict.will === 'rewrite') verdicts.set(finding, other);
+    return { kind: 'refused', problems, verdicts };
+  }
   return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes, verdicts };
 }
 
@@ -207,20 +209,15 @@ function findingsOf(source: Source, pods: readonly Pod[], findings: readonly Fin
   return ranges.map((range) => range.found);
 }
 
-/** --check's advice to run --inject, said as it is only where `--inject FILE` rewrites the finding's pod. */
-const REFUSED_ADVICE = `(by hand: "${PROGRAM} --inject FILE" refuses this file, and says why)`;
-
-/** --check's findings of SOURCE, with INJECT_ADVICE restated where --inject would not rewrite their pod. */
+/** --check's findings of SOURCE, each that advises --inject with what --inject does with its pod (none: it leaves it). */
 export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): Finding[] {
   const read = readFile(source, settings);
   const { findings } = read;
   if (!findings.some((finding) => finding.advisesInject)) return findings;
   const result = inject(source, { image: PROGRAM, native: false, verdictsOnly: true, ...settings }, read);
   return findings.map((finding) => {
-    if (!finding.advisesInject) return finding;
-    if (result.kind === 'refused') return { ...finding, message: finding.message.replace(INJECT_ADVICE, REFUSED_ADVICE) };
-    if (result.verdicts.get(finding) === 'rewritten') return finding;
-    return { ...finding, message: finding.message.replace(` ${INJECT_ADVICE}`, ''), advisesInject: false };
+    const verdict = result.verdicts.get(finding);
+    return !finding.advisesInject || verdict === undefined ? finding : { ...finding, inject: verdict };
   });
 }
 
