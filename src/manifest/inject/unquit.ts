@@ -109,7 +109,7 @@ function isBodyOf(parent: Syntax, child: Syntax): boolean {
   const token = BODY_AFTER[parent.type];
   if (token === undefined) return false;
   const after = parent.children.findIndex((node) => node.type === token);
-  return after >= 0 && parent.children.indexOf(child) > after;
+  return after >= 0 && parent.children.indexOf(child) > after && child.type !== 'elif_clause' && child.type !== 'else_clause';
 }
 
 function statementsOf(body: Syntax): Syntax[] {

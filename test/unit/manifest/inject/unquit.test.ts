@@ -50,6 +50,11 @@ const ROWS: readonly (readonly [string, string, string])[] = [
     `migrate; rc=$?\nif [ $rc -ne 0 ]; then\n  ${QUIT}\n  exit $rc\nfi\n${QUIT}\n`,
     'migrate; rc=$?\nif [ $rc -ne 0 ]; then\n  exit $rc\nfi\n',
   ],
+  [
+    'a then-body left with nothing gets : (bash rejects `then else`)',
+    `if migrate; then ${QUIT}; else exit 1; fi`,
+    'if migrate; then :; else exit 1; fi',
+  ],
 ];
 
 describe("a script's own quit taken out", () => {
