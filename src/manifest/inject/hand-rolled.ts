@@ -7,10 +7,11 @@
 
 import type { Scalar } from 'yaml';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
-import { readPod } from '../pod/pod.ts';
+import { argvOf, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { basename } from '../script/commands.ts';
-import type { Place } from '../script/requests.ts';
+import { type Place, requestOf } from '../script/requests.ts';
+import { isSeq, items } from '../yaml/source.ts';
 import { parseSource, type Source } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
 import { type Cut, takeQuitsOut } from './unquit.ts';
@@ -281,4 +282,38 @@ function flowEdits(source: Source, node: Scalar, cuts: readonly Cut[], script: s
     return cuts.map((cut) => ({ start: base + cut.start, end: base + cut.end, text: cut.text }));
   }
   return [{ start, end, text: JSON.stringify(script) }];
+}
+
+/** The words a shell reads as a list's operators: in exec args they are only arguments. */
+const OPERATORS = new Set(['&&', '||', ';', '&']);
+
+/**
+ * A quit written as more exec items after a program that no shell runs (`["/app/migrate", "&&", "curl", "-X",
+ * "POST", ".../quitquitquit"]`): the program gets them as its arguments and the quit never runs. The items from the
+ * operator on go, where they are the list's last and one request a sidecar's quit would be; the edits, or none.
+ */
+export function execArgsQuit(source: Source, container: ContainerFacts): ScalarEdit[] {
+  if (container.script !== undefined) return [];
+  const { words, nodes } = argvOf(container.node);
+  const at = words.findIndex((word, index) => index > 0 && OPERATORS.has(word));
+  if (at < 0 || requestOf(words.slice(at + 1), { row: 0, column: 0 }, new Map()) === undefined) return [];
+  const quit = /(quit|kill|shutdown|exit|stop|terminate)/i;
+  if (!words.slice(at + 1).some((word) => quit.test(word))) return [];
+  const first = nodes[at];
+  const last = nodes.at(-1);
+  const before = nodes[at - 1];
+  const seq = [container.node.get('command', true), container.node.get('args', true)].find(
+    (list) => isSeq(list) && items(list).includes(first as never),
+  );
+  if (first === undefined || last === undefined || before === undefined || !isSeq(seq) || !items(seq).includes(last as never)) return [];
+  const end = last.range?.[1] ?? 0;
+  if (seq.flow === true) {
+    // From the end of the item before (in this list, or the list's opening bracket) to the end of the last.
+    const from = items(seq).includes(before as never) ? (before.range?.[1] ?? 0) : source.text.indexOf('[', seq.range?.[0] ?? 0) + 1;
+    return [{ start: from, end, text: '' }];
+  }
+  // Block items: their whole lines.
+  const start = source.text.lastIndexOf('\n', (first.range?.[0] ?? 0) - 1) + 1;
+  const lineEnd = source.text.indexOf('\n', end);
+  return [{ start, end: lineEnd < 0 ? source.text.length : lineEnd + 1, text: '' }];
 }

@@ -22,7 +22,7 @@ import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
-import { foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
+import { execArgsQuit, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 
 interface InjectSettings {
@@ -156,7 +156,13 @@ export function inject(
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
-    for (const edit of scriptEdits) guarded.replace(edit);
+    // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
+    const execQuits = settings.native || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
+    if (execQuits.length > 0)
+      notes.push(
+        `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
+      );
+    for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
     const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
     if (refusals.length > 0) refuse([...new Set(refusals)]);

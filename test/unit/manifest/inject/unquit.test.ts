@@ -140,3 +140,48 @@ describe('--inject over a Job whose script quits by hand', () => {
     ]);
   });
 });
+
+describe('a quit written as exec items after a program that no shell runs', () => {
+  const execJob = (command: string): string => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    metadata:
+      annotations:
+        sidecar.istio.io/inject: "true"
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: example/migrate
+${command}`;
+
+  test('in a flow list: the items from && on go, the wrapper goes in front; idempotent', () => {
+    const text = execJob(
+      '          command: ["/scripts/wait-for-deps", "--all", "&&", "curl", "-X", "POST", "http://localhost:15020/quitquitquit"]\n',
+    );
+    const result = inject(source(text), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done');
+    const out = (result as { text: string }).text;
+    assert.match(out, /command: \["\/istio-job-run\/istio-job-run", "--", "\/scripts\/wait-for-deps", "--all"\]\n/);
+    assert.equal(result.kind === 'done' && result.notes.some((note) => note.includes('exec items')), true);
+    const again = inject(source(out), { image: IMAGE, native: false });
+    assert.equal(again.kind === 'done' && again.text, out);
+  });
+
+  test('in block args: their lines go', () => {
+    const text = execJob(
+      '          command: ["/app/migrate"]\n          args:\n            - --to\n            - latest\n            - ;\n            - wget\n            - --post-data=\n            - http://127.0.0.1:15020/quitquitquit\n',
+    );
+    const out = (inject(source(text), { image: IMAGE, native: false }) as { text: string }).text;
+    assert.match(out, /args:\n {12}- --to\n {12}- latest\n {10}volumeMounts:/);
+  });
+
+  test('other arguments that are no quit stay', () => {
+    const text = execJob('          command: ["/app/run", "&&", "echo", "done"]\n');
+    const out = (inject(source(text), { image: IMAGE, native: false }) as { text: string }).text;
+    assert.match(out, /"\/app\/run", "&&", "echo", "done"\]/);
+  });
+});
