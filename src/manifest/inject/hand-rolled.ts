@@ -206,6 +206,25 @@ function unsafe(container: ContainerFacts): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a job container's script, quitting nothing itself, cannot have the wrapper in front: known to its end, it
+ * still ends with 0 after the job failed (a pipeline without pipefail, an echo after the job), which the wrapper
+ * would report as a success.
+ */
+export function statusLost(container: ContainerFacts): string | undefined {
+  const script = container.script;
+  const outcome = script?.facts.outcome;
+  if (script === undefined || outcome === undefined || outcome.unknown.failure !== undefined) return undefined;
+  if (outcome.failure.some((path) => path.unknown !== undefined)) return undefined;
+  const failed = outcome.failure.find((path) => path.failed && path.status === 0);
+  if (failed === undefined) return undefined;
+  const at = failed.statusAt === undefined ? undefined : script.lines.lineAt(failed.statusAt.row, failed.statusAt.column);
+  return (
+    `container ${container.name}'s script ends with 0 after the job failed${at === undefined ? '' : ` (line ${at}: ${failed.endText ?? 'its last command'})`}, ` +
+    "which the wrapper would report as a success: keep the job's status by hand (set -o pipefail before a pipeline, rc=$? right after the job and exit $rc)"
+  );
+}
+
 /** A block scalar read line by line: where each of its rows starts in the file, their text, its value as literal lines. */
 interface Block {
   /** Where the `>` of a folded block is, to become `|`; undefined: a literal block. */

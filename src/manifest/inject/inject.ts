@@ -22,7 +22,7 @@ import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
-import { execArgsQuit, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
+import { execArgsQuit, statusLost, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 
 interface InjectSettings {
@@ -146,6 +146,11 @@ export function inject(
         refuse([cannot]);
         continue;
       }
+    }
+    const lost = handRolled || settings.native ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
+    if (lost !== undefined && left.length > 0) {
+      refuse([lost]);
+      continue;
     }
     if (left.length === 0) {
       const other = errors[0];

@@ -141,6 +141,22 @@ describe('--inject over a Job whose script quits by hand', () => {
   });
 });
 
+describe("a script that quits nothing but loses the job's status", () => {
+  test('is refused: the wrapper would report its failure as a success', () => {
+    const result = inject(source(job('"./migrate | tee job.log"')), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'refused');
+    assert.match(
+      result.kind === 'refused' ? (result.problems[0] ?? '') : '',
+      /container migrate's script ends with 0 after the job failed/,
+    );
+  });
+
+  test('written to the log without a pipeline, it is rewritten', () => {
+    const result = inject(source(job('"./migrate > job.log 2>&1"')), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done');
+  });
+});
+
 describe('a quit written as exec items after a program that no shell runs', () => {
   const execJob = (command: string): string => `apiVersion: batch/v1
 kind: Job
