@@ -34,7 +34,7 @@ const BODY_AFTER: Readonly<Record<string, string>> = { if_statement: 'then', eli
  * SCRIPT with the quits at PLACES (each quit command's first word) taken out, or why it cannot be done safely
  * (the quit shares its statement with the job's commands, ...), naming the line of the script.
  */
-export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (row: number) => number): Unquitted {
+export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (row: number) => number, sleeps = true): Unquitted {
   const root = parseShell(script);
   if (root === null || root.hasError) return { kind: 'refused', why: 'the shell rejects its script' };
   const starts = [0];
@@ -56,7 +56,7 @@ export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (
     const statement = chain[at + 1];
     if (body === undefined || statement === undefined)
       return { kind: 'refused', why: `its quit on line ${line} is in no statement it can take out` };
-    const cut = statementCut(body, statement, quits, line);
+    const cut = statementCut(body, statement, quits, line, sleeps);
     if ('why' in cut) return { kind: 'refused', why: cut.why };
     cuts.push(...cut.cuts);
     const set = gone.get(body) ?? new Set<Syntax>();
@@ -89,7 +89,10 @@ export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (
     }
   }
   const merged = mergeCuts(cuts);
-  return { kind: 'rewritten', script: applyCuts(script, merged), cuts: merged };
+  const rewritten = applyCuts(script, merged);
+  // A script that was only its sleep and its quit keeps the sleep: it was all the container did.
+  if (sleeps && statementsOf(parseShell(rewritten) ?? root).length === 0) return takeQuitsOut(script, places, lineOf, false);
+  return { kind: 'rewritten', script: rewritten, cuts: merged };
 }
 
 /** The nodes from the root down to the deepest that holds AT. */
@@ -124,6 +127,7 @@ function programOf(node: Syntax): string | undefined {
   return name === null ? undefined : basename(name.text);
 }
 
+/** `sleep N`: before a quit that ends the script, or after one, it only waited for the quit. */
 const isSleep = (node: Syntax): boolean => programOf(node) === 'sleep';
 /** `exit 0` (or `exit` after a quit, whose status is the quit's): the script ends as a success whatever the job did. */
 const isExitZero = (node: Syntax): boolean => {
@@ -195,6 +199,7 @@ function statementCut(
   statement: Syntax,
   quits: readonly number[],
   line: number,
+  sleeps: boolean,
 ): { cuts: Cut[]; whole: Syntax[] } | { why: string } {
   const { operands, operators } = andOr(statement);
   const quit = quits.find((at) => at >= statement.startIndex && at < statement.endIndex) ?? statement.startIndex;
@@ -215,7 +220,7 @@ function statementCut(
   }
   let first = k;
   if (last === operands.length - 1) {
-    while (first > 0 && (isSleep(operands[first - 1] as Syntax) || quitOperand(operands[first - 1] as Syntax))) first--;
+    while (first > 0 && ((sleeps && isSleep(operands[first - 1] as Syntax)) || quitOperand(operands[first - 1] as Syntax))) first--;
   }
   if (first > 0) {
     const before = operands[first - 1] as Syntax;
@@ -229,12 +234,12 @@ function statementCut(
   const siblings = statementsOf(body);
   const at = siblings.indexOf(statement);
   let to = at;
-  while (to + 1 < siblings.length && isSleep(siblings[to + 1] as Syntax)) to++;
+  while (sleeps && to + 1 < siblings.length && isSleep(siblings[to + 1] as Syntax)) to++;
   const ends = to + 1 === siblings.length || (to + 2 === siblings.length && isExitZero(siblings[to + 1] as Syntax));
   if (!ends) to = at;
   else to = siblings.length - 1;
   let from = at;
-  if (ends) while (from > 0 && isSleep(siblings[from - 1] as Syntax)) from--;
+  if (ends && sleeps) while (from > 0 && isSleep(siblings[from - 1] as Syntax)) from--;
   return { cuts: [], whole: siblings.slice(from, to + 1) };
 }
 

@@ -29,6 +29,7 @@ const ROWS: readonly (readonly [string, string, string])[] = [
   ['the quit on its own line, a comment kept', `migrate\n# tell the proxy\n${QUIT}\n`, 'migrate\n# tell the proxy\n'],
   ['the quit and its || true', `migrate\n${QUIT} || true\n`, 'migrate\n'],
   ['a sleep before a quit nothing follows', 'job && sleep 2m && curl -X POST localhost:3500/v1.0/shutdown', 'job'],
+  ['a script of only a sleep and the quit keeps its sleep', 'sleep 30 && curl -X POST http://localhost:4191/shutdown', 'sleep 30'],
   ['a sleep before a quit something follows stays', `job; sleep 5; ${QUIT}; echo done`, 'job; sleep 5; echo done'],
   ['exit 0 after the quit at the end', `migrate\n${QUIT}\nexit 0\n`, 'migrate\n'],
   ['a trap whose action was only the quit', `trap '${QUIT}' EXIT\nmigrate\n`, 'migrate\n'],
