@@ -72,11 +72,11 @@ const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
   handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
 
 /** What --inject says it did to a script it took a quit out of. */
-function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>): string[] {
+function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean): string[] {
   const notes: string[] = [];
   if (taken.lines.length > 0)
     notes.push(
-      `${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${PROGRAM} quits after the job on every way out`,
+      `${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${PROGRAM} quits after the job ${onFailure ? 'succeeded (--quit on-success: OnFailure retries in the same pod)' : 'on every way out'}`,
     );
   for (const name of taken.folded)
     notes.push(`${where}: container ${name}'s folded script (>) written as a literal block (|) of the same lines`);
@@ -138,7 +138,7 @@ export function inject(
       }
       left = taken.left;
       scriptEdits = taken.edits;
-      notes.push(...handRolledNotes(where, taken));
+      notes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
     } else {
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
