@@ -27,6 +27,7 @@ export const JSON_FIELDS = {
   rule: 'the rule id (the table above)',
   message: 'the whole message, as the text line has it',
   instead: 'what to do instead: the end of the message (absent when the message has no such part)',
+  inject: 'what `--inject` does with the pod, where the message advises it: `rewrite` or `refuse` (absent otherwise)',
 } as const;
 /** The output formats of --check, each with what it writes. */
 const FORMATS = {

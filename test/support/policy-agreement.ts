@@ -16,6 +16,8 @@ export interface Verdict {
   readonly name: string;
   /** What --inject did with the object alone. */
   readonly inject: 'rewritten' | 'left' | 'refused';
+  /** Why --inject refused it. */
+  readonly refusals?: readonly string[];
   readonly policy: Admitted['kind'];
   /** The condition that made the policy skip it, or its error. */
   readonly why?: string;
@@ -103,7 +105,12 @@ export function agreement(
     // No patch: the check that failed, by the variable that names it.
     if (admitted.kind === 'patched' && admitted.patch.length === 0)
       return { name, inject: verdict, policy: 'skipped', why: String(admitted.variables.get(SKIPPED)) } as const;
-    const base = { name, inject: verdict, policy: admitted.kind } as const;
+    const base = {
+      name,
+      inject: verdict,
+      policy: admitted.kind,
+      ...(result.kind === 'refused' ? { refusals: result.problems } : {}),
+    } as const;
     if (admitted.kind === 'skipped') return { ...base, why: admitted.condition };
     if (admitted.kind === 'error') return { ...base, why: admitted.message };
     if (admitted.kind !== 'patched') return base;

@@ -26,7 +26,7 @@ const SHELLS: readonly ShellName[] = ['dash', 'bash'];
 const CLASSIC_STATUS = JSON.stringify({ containers: [PROXY_CONTAINER] });
 const OUTCOMES: readonly JobOutcome[] = ['success', 'failure'];
 /** The failed job's status: not 1, so a status made up by the script is told from the job's. */
-const FAILED = 3;
+export const FAILED = 3;
 /**
  * A run's bound: a script still running then has hung (a wait for a sidecar that is gone). Far above a run's
  * usual tens of milliseconds, as a niced Python on a busy machine can take seconds to start.

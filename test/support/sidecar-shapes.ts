@@ -54,24 +54,39 @@ const scripted = (name: string, script: string, sidecar: string, inject: Shape['
 });
 
 export const SHAPES: readonly Shape[] = [
-  scripted("a POST to pilot-agent's quit after && (no marker)", `./migrate && ${QUIT}`, 'istio classic', {
-    refused: 'script sends its own quit (line 13) and --check finds quit-skipped-on-failure on line 13',
-  }),
+  // A script's own quit gone wrong: taken out, the rest proven, the command wrapped.
+  scripted("a POST to pilot-agent's quit after && (no marker)", `./migrate && ${QUIT}`, 'istio classic', 'rewritten'),
   scripted(
     "wget's POST to pilot-agent's quit after the job, its status lost",
     "./migrate; wget -q --post-data='' http://localhost:15020/quitquitquit",
     'istio classic',
-    { refused: 'exit-code-lost' },
+    'rewritten',
   ),
-  scripted('pilot-agent request POST quitquitquit after &&', './migrate && pilot-agent request POST quitquitquit', 'istio classic', {
-    refused: 'quit-skipped-on-failure',
-  }),
+  scripted(
+    'pilot-agent request POST quitquitquit after &&',
+    './migrate && pilot-agent request POST quitquitquit',
+    'istio classic',
+    'rewritten',
+  ),
   scripted(
     "a POST to Dapr's shutdown after && (no marker)",
     './publish && curl -X POST http://localhost:3500/v1.0/shutdown',
     'dapr classic',
-    { refused: 'quit-skipped-on-failure' },
+    'rewritten',
   ),
+  scripted(
+    "a quit, then exit 0: both go, and the job's status is the script's",
+    `./migrate; ${QUIT}; exit 0`,
+    'istio classic',
+    'rewritten',
+  ),
+  // What stays without the quit still loses the job's status: refused, saying where.
+  scripted('a status saved after echo, then the quit', `./migrate; echo done; x=$(echo $?); ${QUIT}; exit $x`, 'istio classic', {
+    refused: 'without its quit the script still ends with 0 after the job failed (line 13',
+  }),
+  scripted('the status saved, the quit, then exit 0', `./migrate; rc=$?; ${QUIT}; exit 0`, 'istio classic', {
+    refused: 'without its quit the script still ends with 0 after the job failed',
+  }),
   scripted(
     'pkill pilot-agent without a shared process namespace: it reaches nothing, so nothing stops the proxy',
     './migrate; rc=$?; pkill pilot-agent; exit $rc',

@@ -27,8 +27,21 @@ export interface Finding {
   readonly level: Level;
   readonly rule: RuleId;
   readonly message: string;
-  /** The message advises --inject (INJECT_ADVICE), which is then to rewrite the pod or say why it cannot. */
+  /** The message advises the wrapper, which --inject puts in: it is then to rewrite the pod or say why it cannot. */
   readonly advisesInject: boolean;
+  /** What --inject does with the finding's pod, where the finding advises it and --inject was asked (inject.ts). */
+  readonly inject?: InjectVerdict;
+}
+
+/** What --inject does with a pod: rewrites it, or refuses it, and why. */
+export type InjectVerdict = { readonly will: 'rewrite' } | { readonly will: 'refuse'; readonly why: string };
+
+/** The text of a finding as --check prints it: its message, then what --inject does for its pod, where it advises it. */
+export function said(finding: Finding): string {
+  const verdict = finding.inject;
+  if (verdict === undefined) return finding.message;
+  if (verdict.will === 'rewrite') return `${finding.message} ${INJECT_ADVICE}`;
+  return `${finding.message} ("${PROGRAM} --inject FILE" refuses this pod: ${verdict.why})`;
 }
 
 /** What a check reads: the file, and each of its pods. */
@@ -48,10 +61,10 @@ interface Rule {
   readonly check: (subject: Subject, report: Report) => void;
 }
 
-/** Said where --inject rewrites the pod; src/manifest/inject/ restates it where it does not. */
+/** Said after a finding's message where --inject rewrites its pod (said()). */
 export const INJECT_ADVICE = `("${PROGRAM} --inject FILE" rewrites the manifest)`;
-/** What to run instead, said by most rules. */
-const WRAP = `run the job's command under ${PROGRAM} ${INJECT_ADVICE}`;
+/** What to run instead, said by most rules: a finding that says it advises --inject. */
+const WRAP = `run the job's command under ${PROGRAM}`;
 const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
 const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
 /** The Istio keys that only a pod's metadata is read for. */
@@ -632,7 +645,7 @@ const ROWS = [
             ];
             report(
               quit.line,
-              `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; --inject replaces it: ${WRAP}`,
+              `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
             );
           }
         }
@@ -683,7 +696,7 @@ export function check(
         level: row.level,
         rule: row.id as RuleId,
         message,
-        advisesInject: message.includes(INJECT_ADVICE),
+        advisesInject: message.includes(WRAP),
       });
     });
   }

@@ -3,7 +3,7 @@
 // and the levels are tables of src/config/tool-flags.ts, beside the flags that choose them.
 
 import { PROGRAM } from '../../bundle/self.ts';
-import { type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
+import { type Finding, type Level, RULE_SUMMARIES, type RuleId, said } from '../check/rules.ts';
 import { type JSON_FIELDS, LEVELS, type Threshold } from '../../config/tool-flags.ts';
 
 const RANK: readonly string[] = Object.keys(LEVELS);
@@ -34,19 +34,21 @@ export function instead(message: string): string | undefined {
 }
 
 export const textLine = (finding: Located): string =>
-  `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${finding.message}\n`;
+  `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${said(finding)}\n`;
 
 export function toJson(findings: readonly Located[]): string {
   const rows = findings.map((finding): JsonFinding => {
-    const fix = instead(finding.message);
+    const message = said(finding);
+    const fix = instead(message);
     return {
       file: finding.file,
       line: finding.line,
       ...(finding.column === undefined ? {} : { column: finding.column }),
       level: finding.level,
       rule: finding.rule,
-      message: finding.message,
+      message,
       ...(fix === undefined ? {} : { instead: fix }),
+      ...(finding.inject === undefined ? {} : { inject: finding.inject.will }),
     };
   });
   return `${JSON.stringify(rows, null, 2)}\n`;
@@ -86,7 +88,7 @@ export function toSarif(findings: readonly Located[], version: string): string {
     ruleId: finding.rule,
     ruleIndex: ids.indexOf(finding.rule),
     level: SARIF_LEVEL[finding.level],
-    message: { text: finding.message },
+    message: { text: said(finding) },
     ...(finding.file === '<stdin>'
       ? {}
       : {

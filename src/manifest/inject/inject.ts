@@ -20,9 +20,10 @@ import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { check, type Finding, INJECT_ADVICE, type RuleId } from '../check/rules.ts';
+import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
+import { execArgsQuit, statusLost, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 
 interface InjectSettings {
@@ -39,21 +40,50 @@ interface InjectSettings {
   readonly verdictsOnly?: boolean;
 }
 
-/** What --inject did with a pod; a pod it left as it is has none. */
-type Verdict = 'rewritten' | 'refused';
-
-/** What it did with each pod, and the findings of --check on its lines. */
-type Injected = { readonly verdicts: ReadonlyMap<Finding, Verdict> } & (
+/** What it did with each pod, and the findings of --check on its lines (a pod it left as it is has none). */
+type Injected = { readonly verdicts: ReadonlyMap<Finding, InjectVerdict> } & (
   | { readonly kind: 'done'; readonly text: string; readonly rewritten: readonly string[]; readonly notes: readonly string[] }
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
 );
 
 /**
  * The rules that find a setting which stops no sidecar: the wrapper makes it harmless, the setting stays for the
- * author to remove. Every other rule that advises --inject finds a script's own quit gone wrong, which a wrapper
+ * author to remove. A quit written as exec items never ran: the wrapper quits instead (the items go where they can).
+ * Every other rule that advises --inject finds a script's own quit gone wrong, which a wrapper
  * around the script keeps.
  */
-const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit'];
+const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit', 'quit-in-exec-args'];
+
+/**
+ * The rules that find a script's own quit gone wrong (or a folded script whose quit never runs): where the job's
+ * script quits by hand, --inject takes the quit out, proves the rest, and wraps the command.
+ */
+const SCRIPT_RULES: readonly RuleId[] = [
+  'exit-code-lost',
+  'quit-skipped-on-failure',
+  'onfailure-quit-always',
+  'quit-before-job',
+  'quit-only-on-signal',
+  'quit-not-enabled',
+  'quit-wrong-method',
+  'folded-script',
+];
+
+/** Whether a job container's script quits its sidecar itself (or is a folded block of commands). */
+const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
+  handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
+
+/** What --inject says it did to a script it took a quit out of. */
+function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean): string[] {
+  const notes: string[] = [];
+  if (taken.lines.length > 0)
+    notes.push(
+      `${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${PROGRAM} quits after the job ${onFailure ? 'succeeded (--quit on-success: OnFailure retries in the same pod)' : 'on every way out'}`,
+    );
+  for (const name of taken.folded)
+    notes.push(`${where}: container ${name}'s folded script (>) written as a literal block (|) of the same lines`);
+  return notes;
+}
 
 /** The emptyDir, where the init container installs istio-job-run and the job container finds it. */
 export const VOLUME = 'istio-job-run';
@@ -76,7 +106,7 @@ export function inject(
   const problems: string[] = [];
   const rewritten: string[] = [];
   const notes: string[] = [];
-  const verdicts = new Map<Finding, Verdict>();
+  const verdicts = new Map<Finding, InjectVerdict>();
   const shared = sharedRanges(source);
   const found = findingsOf(source, pods, findings);
   for (const [index, pod] of pods.entries()) {
@@ -85,19 +115,40 @@ export function inject(
     const mine = found[index] ?? [];
     const errors = mine.filter((finding) => finding.level === 'error');
     const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
-    const left = unstopped(pod, { brokenScriptsCount: false });
-    const judge = (verdict: Verdict): void => {
+    const judge = (verdict: InjectVerdict): void => {
       for (const finding of mine) verdicts.set(finding, verdict);
+    };
+    const refuse = (why: readonly string[]): void => {
+      problems.push(...why.map((problem) => `${where}: ${problem}`));
+      judge({ will: 'refuse', why: why.join('; ') });
     };
     if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
-    const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
-    const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
-    if (cannot !== undefined) {
-      problems.push(`${where}: ${cannot}`);
-      judge('refused');
+    let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
+    let scriptEdits: readonly ScalarEdit[] = [];
+    const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
+    if (handRolled && !settings.native) {
+      const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
+      if (taken.kind === 'refused') {
+        refuse([taken.why]);
+        continue;
+      }
+      left = taken.left;
+      scriptEdits = taken.edits;
+      notes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
+    } else {
+      const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
+      const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
+      if (cannot !== undefined) {
+        refuse([cannot]);
+        continue;
+      }
+    }
+    const lost = handRolled || settings.native ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
+    if (lost !== undefined && left.length > 0) {
+      refuse([lost]);
       continue;
     }
     if (left.length === 0) {
@@ -109,18 +160,28 @@ export function inject(
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
+    // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
+    const execQuits = settings.native || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
+    if (execQuits.length > 0)
+      notes.push(
+        `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
+      );
+    for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
     const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
-    if (refusals.length > 0) {
-      problems.push(...[...new Set(refusals)].map((problem) => `${where}: ${problem}`));
-      judge('refused');
-    } else {
+    if (refusals.length > 0) refuse([...new Set(refusals)]);
+    else {
       if (settings.verdictsOnly !== true) guarded.commit();
       rewritten.push(`${workload.kind} ${workload.name}`);
-      judge('rewritten');
+      judge({ will: 'rewrite' });
     }
   }
-  if (problems.length > 0) return { kind: 'refused', problems, verdicts };
+  if (problems.length > 0) {
+    // Nothing of a file is written while one of its pods is refused.
+    const other: InjectVerdict = { will: 'refuse', why: `it writes nothing of this file while another pod is refused (${problems[0]})` };
+    for (const [finding, verdict] of verdicts) if (verdict.will === 'rewrite') verdicts.set(finding, other);
+    return { kind: 'refused', problems, verdicts };
+  }
   return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes, verdicts };
 }
 
@@ -158,20 +219,15 @@ function findingsOf(source: Source, pods: readonly Pod[], findings: readonly Fin
   return ranges.map((range) => range.found);
 }
 
-/** --check's advice to run --inject, said as it is only where `--inject FILE` rewrites the finding's pod. */
-const REFUSED_ADVICE = `(by hand: "${PROGRAM} --inject FILE" refuses this file, and says why)`;
-
-/** --check's findings of SOURCE, with INJECT_ADVICE restated where --inject would not rewrite their pod. */
+/** --check's findings of SOURCE, each that advises --inject with what --inject does with its pod (none: it leaves it). */
 export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): Finding[] {
   const read = readFile(source, settings);
   const { findings } = read;
   if (!findings.some((finding) => finding.advisesInject)) return findings;
   const result = inject(source, { image: PROGRAM, native: false, verdictsOnly: true, ...settings }, read);
   return findings.map((finding) => {
-    if (!finding.advisesInject) return finding;
-    if (result.kind === 'refused') return { ...finding, message: finding.message.replace(INJECT_ADVICE, REFUSED_ADVICE) };
-    if (result.verdicts.get(finding) === 'rewritten') return finding;
-    return { ...finding, message: finding.message.replace(` ${INJECT_ADVICE}`, ''), advisesInject: false };
+    const verdict = result.verdicts.get(finding);
+    return !finding.advisesInject || verdict === undefined ? finding : { ...finding, inject: verdict };
   });
 }
 
@@ -212,6 +268,18 @@ class GuardedEditor {
     return false;
   }
 
+  /** A script's text replaced (--inject taking its quit out): refused inside a node an alias reaches, as any edit. */
+  replace(edit: ScalarEdit): void {
+    const hit = this.shared.find((range) => edit.start >= range.start && edit.start < range.end);
+    if (hit !== undefined) {
+      this.refusals.push(
+        `line ${this.source.lines.linePos(edit.start).line} is inside &${hit.anchor} (line ${hit.line}), which an alias uses elsewhere: ` +
+          'changing it would change every place that uses it; write that part out in this pod, or rewrite it by hand',
+      );
+      return;
+    }
+    this.#pending.push(() => this.editor.replace(edit.start, edit.end, edit.text));
+  }
   prepend(seq: YAMLSeq, depth: number, values: readonly Value[]): void {
     if (this.#check(seq)) this.#pending.push(() => this.editor.prepend(seq, depth, values));
   }
@@ -221,7 +289,7 @@ class GuardedEditor {
   addPair(map: YAMLMap, depth: number, key: string, value: Value, before?: Parameters<Editor['addPair']>[4]): void {
     if (this.#check(map)) this.#pending.push(() => this.editor.addPair(map, depth, key, value, before));
   }
-  /** VALUE for the list under KEY of OWNER: appended to it, or all of a key's new items as the key's list. */
+  /** VALUE for the list under KEY of OWNER: appended to it, or all of a key's new items as the key's list (in place of an empty one). */
   addItem(owner: YAMLMap, depth: number, key: string, value: Value): void {
     const list = get(owner, key);
     if (isSeq(list)) return this.append(list, depth + 1, value);
@@ -231,10 +299,19 @@ class GuardedEditor {
   }
   readonly #lists: { owner: YAMLMap; depth: number; key: string; values: Value[] }[] = [];
   commit(): void {
-    for (const { owner, depth, key, values } of this.#lists) this.addPair(owner, depth, key, values);
+    for (const { owner, depth, key, values } of this.#lists) {
+      const pair = pairOf(owner, key);
+      if (pair !== undefined && emptyValue(pair.value)) {
+        if (this.#check(owner)) this.#pending.push(() => this.editor.fillPair(pair, depth, key, values));
+      } else this.addPair(owner, depth, key, values);
+    }
     for (const edit of this.#pending) edit();
   }
 }
+
+/** A key written with no value (`volumes:`), which Kubernetes reads as an empty list. */
+const emptyValue = (node: unknown): boolean =>
+  node === null || node === undefined || (isScalar(node) && node.value === null && text(node) === undefined);
 
 /** The structural depths the editor orders insertions at one place by. */
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
@@ -318,7 +395,7 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     [container, 'env', get(container, 'env')],
   ];
   for (const [owner, key, list] of lists) {
-    if (pairOf(owner, key) !== undefined && !isSeq(list))
+    if (pairOf(owner, key) !== undefined && !isSeq(list) && !emptyValue(list))
       problems.push(`${key} of ${owner === podSpec ? 'the pod' : `container ${name}`} is not a list`);
   }
   const named = (list: Node | undefined, key: string, value: string): boolean => items(list).some((item) => text(get(item, key)) === value);

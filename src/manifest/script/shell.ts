@@ -219,6 +219,12 @@ export function scriptComments(script: string): readonly { readonly text: string
   return comments;
 }
 
+/** SCRIPT's tree, as every reader here parses it (null: not parsed); the parser must be loaded. */
+export function parseShell(script: string): Syntax | null {
+  if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
+  return parseScript(parser, script);
+}
+
 /** A script parsed; a heredoc left open runs to the end of the script, as bash and dash run it. */
 function parseScript(shellParser: Parser, script: string): Syntax | null {
   // A line continuation at the very end joins nothing: the shell takes it as the end.

@@ -1,7 +1,8 @@
-// Insertions into a YAML file's text at the places of its parsed nodes, so that every byte not inserted stays
-// as written: comments, key order, quoting, indentation, `0644`. What is inserted follows its surroundings: a
-// block collection gets block lines at its own indentation (sequences under a key indented as the file's
-// `containers:` are), a flow collection gets JSON, which YAML reads as flow.
+// Insertions into a YAML file's text at the places of its parsed nodes, and a scalar's text replaced (a script
+// --inject takes a quit out of), so that every byte not inserted or replaced stays as written: comments, key
+// order, quoting, indentation, `0644`. What is inserted follows its surroundings: a block collection gets block
+// lines at its own indentation (sequences under a key indented as the file's `containers:` are), a flow
+// collection gets JSON, which YAML reads as flow.
 
 import type { Node, Pair, YAMLMap, YAMLSeq } from 'yaml';
 import { isMap, isSeq, type Source } from './source.ts';
@@ -11,6 +12,8 @@ export type Value = string | number | boolean | readonly Value[] | { readonly [k
 
 interface Insertion {
   readonly at: number;
+  /** Where the text it replaces ends (an insertion replaces nothing: AT). */
+  readonly end: number;
   /** Deeper insertions at the same place go first: an item of an inner list before a key of the map around it. */
   readonly depth: number;
   readonly order: number;
@@ -61,8 +64,8 @@ export class Editor {
     let out = '';
     let from = 0;
     for (const insertion of sorted) {
-      out += this.#source.text.slice(from, insertion.at) + insertion.text;
-      from = insertion.at;
+      out += this.#source.text.slice(from, Math.max(from, insertion.at)) + insertion.text;
+      from = Math.max(from, insertion.end);
     }
     return out + this.#source.text.slice(from);
   }
@@ -75,7 +78,12 @@ export class Editor {
   readonly #appended = new WeakMap<YAMLSeq, number>();
 
   #insert(at: number, depth: number, text: string): void {
-    this.#insertions.push({ at, depth, order: this.#insertions.length, text });
+    this.#insertions.push({ at, end: at, depth, order: this.#insertions.length, text });
+  }
+
+  /** The text from START to END replaced by TEXT (a scalar rewritten); no other edit may fall inside it. */
+  replace(start: number, end: number, text: string): void {
+    this.#insertions.push({ at: start, end, depth: 0, order: this.#insertions.length, text });
   }
 
   /** Block lines at the end of a block collection, which ends at a line's start (or the file's end). */
@@ -134,6 +142,15 @@ export class Editor {
     const keyStart = (before?.key.range ?? [undefined])[0];
     if (keyStart === undefined) this.#insertLines(range[1], depth, lines);
     else this.#insert(keyStart - this.column(keyStart), depth, lines.map((line) => line + this.#eol(keyStart)).join(''));
+  }
+
+  /** The pair PAIR of a block map, whose value is empty (`volumes:`, which reads as null), given VALUE instead. */
+  fillPair(pair: Pair<Node, unknown>, depth: number, key: string, value: Value): void {
+    const [keyStart = 0, keyEnd = keyStart] = pair.key.range ?? [];
+    const colon = this.#source.text.indexOf(':', keyEnd);
+    const indent = this.column(keyStart);
+    const text = this.#pairLines(key, value, indent).join(this.#eol(keyStart)).slice(indent);
+    this.#insertions.push({ at: keyStart, end: colon + 1, depth, order: this.#insertions.length, text });
   }
 
   #pairLines(key: string, value: Value, indent: number): string[] {

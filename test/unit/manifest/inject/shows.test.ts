@@ -76,7 +76,8 @@ describe('a sidecar shows itself, and --inject agrees with --check', () => {
         assert.match(problems[0] ?? '', /^test\.yaml:1: (Cron)?Job task: /);
         assert.ok(problems[0]?.includes(shape.inject.refused), problems.join('\n'));
         assert.ok(!printed.includes(INJECT_ADVICE), printed);
-        assert.match(printed, /"istio-job-run --inject FILE" refuses this file, and says why/);
+        assert.match(printed, /\("istio-job-run --inject FILE" refuses this pod: [^\n]+\)\n/);
+        assert.ok(printed.includes(shape.inject.refused), printed);
       }
     });
   }

@@ -1,0 +1,338 @@
+// A job container whose script quits its sidecar by hand: the quit taken out (unquit.ts), the script's scalar
+// written back in its own style (a folded `>` block whose lines are commands as a literal `|` block with the same
+// lines), and the result proven before anything is written: the file with the new script is read again, and the
+// outcome model must find, for the job succeeding and failing, that the script ends with the job's status (0,
+// and not 0) and sends no quit, so that the wrapper in front quits after the job on every way out and exits with
+// its code. Otherwise the pod is refused in one line naming what cannot be made safe.
+
+import type { Scalar } from 'yaml';
+import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
+import { argvOf, readPod } from '../pod/pod.ts';
+import { quitsOf, unstopped } from '../pod/stop.ts';
+import { basename } from '../script/commands.ts';
+import { type Place, requestOf } from '../script/requests.ts';
+import { isSeq, items } from '../yaml/source.ts';
+import { parseSource, type Source } from '../yaml/source.ts';
+import { workloads } from '../yaml/workloads.ts';
+import { type Cut, takeQuitsOut } from './unquit.ts';
+
+/** Programs that are no job: a quitting wrapper that runs one of these only quits. */
+const NO_JOB = new Set(['echo', 'printf', 'true', ':', 'sleep', 'exit', 'date']);
+
+/** A scalar's text replaced in the file: START to END by TEXT. */
+export interface ScalarEdit {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+export type HandRolled =
+  | {
+      readonly kind: 'rewritten';
+      readonly edits: readonly ScalarEdit[];
+      /** The pod's classic sidecars that nothing stops once the quits are out: the wrapper's to stop. */
+      readonly left: readonly PodSidecar[];
+      /** What was taken out, for the notes: the file's lines of the quits. */
+      readonly lines: readonly number[];
+      readonly folded: readonly string[];
+    }
+  | { readonly kind: 'refused'; readonly why: string };
+
+/** The quits a container's script sends by hand: each quit's place in the script and its line in the file. */
+export function handQuits(container: ContainerFacts): { place: Place; line: number }[] {
+  const quits = container.aimed
+    .filter((aimed) => aimed.what === 'quit' || (aimed.request.method === 'SIGNAL' && aimed.kind !== undefined))
+    .map((aimed) => ({ place: aimed.request.place, line: aimed.line }));
+  // A quitting wrapper that runs no job (`linkerd-await --shutdown echo done` after the job) is a quit too.
+  for (const wrapper of container.scriptWrappers) {
+    if (wrapper.quits && (wrapper.child === undefined || NO_JOB.has(basename(wrapper.child))))
+      quits.push({ place: wrapper.place, line: wrapper.line });
+  }
+  const seen = new Set<string>();
+  return quits.filter(({ place }) => {
+    const key = `${place.row}:${place.column}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Whether a job container's script is a folded block whose joined lines are each a command: a literal block's lines. */
+export function foldedCommands(container: ContainerFacts): boolean {
+  const script = container.script;
+  if (script === undefined || script.node.type !== 'BLOCK_FOLDED' || script.joined.length === 0) return false;
+  const joins = script.lines.rows.reduce((sum, row) => sum + Math.max(0, row.pieces.length - 1), 0);
+  return joins === script.joined.length;
+}
+
+/**
+ * POD's job containers with their hand-rolled quits taken out (and folded scripts made literal), proven; the
+ * edits to make, or why not. NAMESPACES and NAMESPACE: as the pod was read.
+ */
+export function takeOutHandRolled(
+  source: Source,
+  pod: Pod,
+  podIndex: number,
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+): HandRolled {
+  const edits: ScalarEdit[] = [];
+  const lines: number[] = [];
+  const folded: string[] = [];
+  // A folded script of commands is read as the literal block it becomes: its quits are found there.
+  const literals = pod.jobs.filter(foldedCommands);
+  const asLiteral = literals.length === 0 ? pod : reread(source, podIndex, literals.flatMap(literalEdit), settings);
+  if (typeof asLiteral === 'string') return { kind: 'refused', why: asLiteral };
+  for (const [at, original] of pod.jobs.entries()) {
+    const literal = literals.includes(original);
+    const container = asLiteral.jobs[at] ?? original;
+    const script = original.script;
+    const quits = handQuits(container);
+    const wrapper = container.scriptWrappers.find(
+      (found) => found.quits && found.child !== undefined && !NO_JOB.has(basename(found.child)),
+    );
+    if (wrapper !== undefined)
+      return {
+        kind: 'refused',
+        why: `container ${container.name}'s script runs ${wrapper.child} under ${wrapper.program} on line ${wrapper.line}, which quits too: take ${wrapper.program} out of the script by hand, then --inject`,
+      };
+    if (script === undefined || (quits.length === 0 && !literal)) continue;
+    const block = blockOf(source, script.node, literal);
+    if (script.node.type === 'BLOCK_FOLDED' && block === undefined)
+      return {
+        kind: 'refused',
+        why: `container ${container.name}'s script is a folded block (>) that joins some of its lines on purpose: write it as a literal block (|) by hand`,
+      };
+    if (script.node.type === 'BLOCK_LITERAL' && block === undefined)
+      return {
+        kind: 'refused',
+        why: `container ${container.name}'s script is a block scalar whose lines it cannot map: take the quit out by hand`,
+      };
+    const value = block?.value ?? String(script.node.value);
+    const rowLine = (row: number): number => container.script?.lines.lineAt(row, 0) ?? 0;
+    const places = quits.map((quit) => quit.place);
+    const taken = quits.length === 0 ? ({ kind: 'rewritten', script: value, cuts: [] } as const) : takeQuitsOut(value, places, rowLine);
+    if (taken.kind === 'refused') return { kind: 'refused', why: `container ${container.name}: ${taken.why}` };
+    lines.push(...quits.map((quit) => quit.line));
+    if (literal) folded.push(container.name);
+    edits.push(...(block === undefined ? flowEdits(source, script.node, taken.cuts, taken.script) : blockEdits(block, taken.cuts)));
+  }
+  const proof = prove(source, podIndex, edits, settings);
+  if (typeof proof === 'string') return { kind: 'refused', why: proof };
+  // The sidecars the wrapper stops: those nothing stops once the quits are out, and those only a quit showed.
+  const kinds = new Set(asLiteral.sidecars.map((sidecar) => sidecar.kind));
+  const after = new Set(proof.sidecars.map((sidecar) => sidecar.kind));
+  const still = new Set(unstopped(proof, { brokenScriptsCount: false }).map((sidecar) => sidecar.kind));
+  const left = asLiteral.sidecars.filter(
+    (sidecar) =>
+      sidecar.form === 'classic' &&
+      sidecar.kubexit !== true &&
+      kinds.has(sidecar.kind) &&
+      // Shown by the manifest and now stopped by nothing, or shown only by a quit taken out (its namespace injects it).
+      ((sidecar.known && still.has(sidecar.kind)) || !after.has(sidecar.kind)),
+  );
+  return { kind: 'rewritten', edits, left, lines, folded };
+}
+
+/** EDITS in the order of the file. */
+const sortEdits = (edits: readonly ScalarEdit[]): ScalarEdit[] => [...edits].sort((a, b) => a.start - b.start || a.end - b.end);
+
+/** The file with EDITS made, read again: the pod at INDEX, or why its scripts are not safe behind a wrapper. */
+function prove(
+  source: Source,
+  index: number,
+  edits: readonly ScalarEdit[],
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+): Pod | string {
+  const pod = reread(source, index, edits, settings);
+  if (typeof pod === 'string') return pod;
+  for (const container of pod.jobs) {
+    const why = unsafe(container);
+    if (why !== undefined) return `container ${container.name}: ${why}`;
+  }
+  return pod;
+}
+
+/** The `>` of a folded script made `|`. */
+function literalEdit(container: ContainerFacts): ScalarEdit[] {
+  const node = container.script?.node;
+  const start = node?.range?.[0];
+  return start === undefined ? [] : [{ start, end: start + 1, text: '|' }];
+}
+
+/** The file with EDITS made, read again: the pod at INDEX, or why it cannot be. */
+function reread(
+  source: Source,
+  index: number,
+  edits: readonly ScalarEdit[],
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+): Pod | string {
+  let text = '';
+  let from = 0;
+  for (const edit of sortEdits(edits)) {
+    text += source.text.slice(from, edit.start) + edit.text;
+    from = edit.end;
+  }
+  text += source.text.slice(from);
+  const parsed = parseSource(source.name, text);
+  if ('error' in parsed) return `the rewritten file is not YAML (${parsed.error}): rewrite it by hand`;
+  const workload = workloads(parsed)[index];
+  if (workload === undefined) return 'the rewritten file has lost a workload: rewrite it by hand';
+  return readPod(workload, settings.namespaces, settings.namespace);
+}
+
+/** Why a job container's script, behind a wrapper, would not end with the job's status or would quit itself. */
+function unsafe(container: ContainerFacts): string | undefined {
+  const script = container.script;
+  if (script === undefined) return undefined;
+  const { facts } = script;
+  if (facts.syntaxError !== undefined) return `without its quit the shell would reject the script near "${facts.syntaxError.near}"`;
+  const left = [...quitsOf(container).map((quit) => quit.line), ...handQuits(container).map((quit) => quit.line)];
+  if (left.length > 0) return `a quit on line ${left[0]} stays in its script (one it cannot take out safely): take it out by hand`;
+  const { outcome } = facts;
+  const unknown = outcome.unknown.failure ?? outcome.unknown.success;
+  const lost = [...outcome.success, ...outcome.failure].find((path) => path.unknown !== undefined)?.unknown;
+  if (unknown !== undefined || lost !== undefined)
+    return `what its script ends with cannot be known (${unknown ?? lost}), so the wrapper could report the wrong status: take the quit out by hand`;
+  const line = (path: (typeof outcome.success)[number]): string =>
+    path.statusAt === undefined
+      ? ''
+      : ` (line ${script.lines.lineAt(path.statusAt.row, path.statusAt.column) ?? '?'}: ${path.endText ?? 'its last command'})`;
+  const failed = outcome.failure.find((path) => path.failed && path.status === 0);
+  if (failed !== undefined)
+    return `without its quit the script still ends with 0 after the job failed${line(failed)}, and the wrapper would report a success: keep the job's status by hand`;
+  const succeeded = outcome.success.find((path) => path.worked && path.status !== 0);
+  if (succeeded !== undefined)
+    return `without its quit the script ends with ${succeeded.status ?? 'an unknown status'} after the job succeeded${line(succeeded)}`;
+  return undefined;
+}
+
+/**
+ * Why a job container's script, quitting nothing itself, cannot have the wrapper in front: known to its end, it
+ * still ends with 0 after the job failed (a pipeline without pipefail, an echo after the job), which the wrapper
+ * would report as a success.
+ */
+export function statusLost(container: ContainerFacts): string | undefined {
+  const script = container.script;
+  const outcome = script?.facts.outcome;
+  if (script === undefined || outcome === undefined || outcome.unknown.failure !== undefined) return undefined;
+  if (outcome.failure.some((path) => path.unknown !== undefined)) return undefined;
+  const failed = outcome.failure.find((path) => path.failed && path.status === 0);
+  if (failed === undefined) return undefined;
+  const at = failed.statusAt === undefined ? undefined : script.lines.lineAt(failed.statusAt.row, failed.statusAt.column);
+  return (
+    `container ${container.name}'s script ends with 0 after the job failed${at === undefined ? '' : ` (line ${at}: ${failed.endText ?? 'its last command'})`}, ` +
+    "which the wrapper would report as a success: keep the job's status by hand (set -o pipefail before a pipeline, rc=$? right after the job and exit $rc)"
+  );
+}
+
+/** A block scalar read line by line: where each of its rows starts in the file, their text, its value as literal lines. */
+interface Block {
+  /** Where the `>` of a folded block is, to become `|`; undefined: a literal block. */
+  readonly indicator?: number;
+  readonly indent: number;
+  readonly rows: readonly { readonly start: number; readonly text: string }[];
+  readonly value: string;
+}
+
+/** The block scalar NODE (a folded one as the literal block of its lines); undefined: a flow scalar, or one read otherwise. */
+function blockOf(source: Source, node: Scalar, literal: boolean): Block | undefined {
+  if (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') return undefined;
+  const [start = 0, end = start] = node.range ?? [];
+  const text = source.text;
+  const headerEnd = text.indexOf('\n', start);
+  if (headerEnd < 0 || headerEnd >= end) return undefined;
+  const header = text.slice(start, headerEnd);
+  const raw = text.slice(headerEnd + 1, end).split('\n');
+  const explicit = /^[|>][+-]?(\d)|^[|>]\d/.exec(header);
+  const firstText = raw.find((line) => line.replace(/\r$/, '').trim() !== '') ?? '';
+  const indent = explicit === null ? firstText.length - firstText.trimStart().length : Number(explicit[1] ?? header[1]);
+  const rows: { start: number; text: string }[] = [];
+  let at = headerEnd + 1;
+  for (const line of raw) {
+    rows.push({ start: at, text: line.replace(/\r$/, '').slice(indent) });
+    at += line.length + 1;
+  }
+  if (node.type === 'BLOCK_LITERAL' || !literal) {
+    // The value as YAML gives it, whose rows must be the file's: anything else (tabs, odd indentation) is not cut.
+    const value = String(node.value);
+    const lines = value.split('\n');
+    if (lines.some((line, row) => row < lines.length - 1 && rows[row]?.text !== line)) return undefined;
+    return { indent, rows, value };
+  }
+  const value = `${rows
+    .map((row) => row.text)
+    .join('\n')
+    .replace(/\n+$/, '')}\n`;
+  return { indicator: start + header.indexOf('>'), indent, rows, value };
+}
+
+/** The offset in the file of INDEX of a block's value: its row's start, past the indentation, and its column. */
+function fileOffset(block: Block, value: string, index: number, wholeLine: boolean): number {
+  const row = value.slice(0, index).split('\n').length - 1;
+  const column = index - (value.lastIndexOf('\n', index - 1) + 1);
+  const start = block.rows[row]?.start ?? block.rows.at(-1)?.start ?? 0;
+  return wholeLine && column === 0 ? start : start + block.indent + column;
+}
+
+/** The edits of a block scalar for CUTS of its value (whole rows cut from the line's start), and `>` made `|`. */
+function blockEdits(block: Block, cuts: readonly Cut[]): ScalarEdit[] {
+  const edits: ScalarEdit[] = block.indicator === undefined ? [] : [{ start: block.indicator, end: block.indicator + 1, text: '|' }];
+  for (const cut of cuts) {
+    const whole =
+      cut.text === '' &&
+      (cut.start === 0 || block.value[cut.start - 1] === '\n') &&
+      (cut.end >= block.value.length || block.value[cut.end - 1] === '\n');
+    const start = fileOffset(block, block.value, cut.start, whole);
+    const end =
+      cut.end >= block.value.length && whole ? (block.rows.at(-1)?.start ?? start) : fileOffset(block, block.value, cut.end, whole);
+    edits.push({ start, end, text: cut.text });
+  }
+  return edits;
+}
+
+/** The edit of a flow scalar holding SCRIPT: cut in place where its text is its value, else written out as JSON. */
+function flowEdits(source: Source, node: Scalar, cuts: readonly Cut[], script: string): ScalarEdit[] {
+  const [start = 0, end = start] = node.range ?? [];
+  const raw = source.text.slice(start, end);
+  const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+  const inner = quoted ? raw.slice(1, -1) : raw;
+  if (inner === String(node.value)) {
+    const base = start + (quoted ? 1 : 0);
+    return cuts.map((cut) => ({ start: base + cut.start, end: base + cut.end, text: cut.text }));
+  }
+  return [{ start, end, text: JSON.stringify(script) }];
+}
+
+/** The words a shell reads as a list's operators: in exec args they are only arguments. */
+const OPERATORS = new Set(['&&', '||', ';', '&']);
+
+/**
+ * A quit written as more exec items after a program that no shell runs (`["/app/migrate", "&&", "curl", "-X",
+ * "POST", ".../quitquitquit"]`): the program gets them as its arguments and the quit never runs. The items from the
+ * operator on go, where they are the list's last and one request a sidecar's quit would be; the edits, or none.
+ */
+export function execArgsQuit(source: Source, container: ContainerFacts): ScalarEdit[] {
+  if (container.script !== undefined) return [];
+  const { words, nodes } = argvOf(container.node);
+  const at = words.findIndex((word, index) => index > 0 && OPERATORS.has(word));
+  if (at < 0 || requestOf(words.slice(at + 1), { row: 0, column: 0 }, new Map()) === undefined) return [];
+  const quit = /(quit|kill|shutdown|exit|stop|terminate)/i;
+  if (!words.slice(at + 1).some((word) => quit.test(word))) return [];
+  const first = nodes[at];
+  const last = nodes.at(-1);
+  const before = nodes[at - 1];
+  const seq = [container.node.get('command', true), container.node.get('args', true)].find(
+    (list) => isSeq(list) && items(list).includes(first as never),
+  );
+  if (first === undefined || last === undefined || before === undefined || !isSeq(seq) || !items(seq).includes(last as never)) return [];
+  const end = last.range?.[1] ?? 0;
+  if (seq.flow === true) {
+    // From the end of the item before (in this list, or the list's opening bracket) to the end of the last.
+    const from = items(seq).includes(before as never) ? (before.range?.[1] ?? 0) : source.text.indexOf('[', seq.range?.[0] ?? 0) + 1;
+    return [{ start: from, end, text: '' }];
+  }
+  // Block items: their whole lines.
+  const start = source.text.lastIndexOf('\n', (first.range?.[0] ?? 0) - 1) + 1;
+  const lineEnd = source.text.indexOf('\n', end);
+  return [{ start, end: lineEnd < 0 ? source.text.length : lineEnd + 1, text: '' }];
+}
