@@ -24,6 +24,7 @@ import { quitsOf, unstopped } from '../pod/stop.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/state.ts';
 import { basename } from '../script/commands.ts';
+import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 
 export type Level = 'error' | 'warning' | 'info';
@@ -45,8 +46,8 @@ interface Subject {
   readonly pods: readonly Pod[];
 }
 
-/** A finding at a line (a node's, a pair's key's, or a number). */
-type Report = (at: Node | Pair | number | null | undefined, message: string) => void;
+/** A finding at a line (a node's, a pair's key's, or a number), at the rule's level unless told. */
+type Report = (at: Node | Pair | number | null | undefined, message: string, level?: Level) => void;
 
 interface Rule {
   readonly id: string;
@@ -542,6 +543,33 @@ const ROWS = [
     },
   },
   {
+    id: 'bashism-under-sh',
+    level: 'error',
+    finds:
+      "a construct of bash's in a script that dash or busybox's ash runs (as sh): a syntax error, command not found, or a fatal error there; a warning where it changes neither the quit nor the status",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const script = container.script;
+          const constructs = script?.facts.constructs;
+          if (script === undefined || constructs === undefined) continue;
+          const said = new Set<string>();
+          for (const { id, place } of constructs.found) {
+            if (said.has(id)) continue;
+            said.add(id);
+            report(
+              scriptLine(container, place.row, place.column),
+              `container ${container.name}: ${constructMessage(id, script.shell, String(script.node.value))}${
+                constructs.changes ? ', which changes what the script tells the sidecar or the status it ends with' : ''
+              }: ${CONSTRUCTS[id].fix}, or run the script with bash (bash -c)`,
+              constructs.changes ? 'error' : 'warning',
+            );
+          }
+        }
+      }
+    },
+  },
+  {
     id: 'pod-failure-policy-container',
     level: 'warning',
     finds: "a podFailurePolicy that the sidecar's exit codes can trip",
@@ -636,7 +664,7 @@ export function check(
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const row of ROWS as readonly Rule[]) {
-    row.check({ source, pods }, (at, message) => {
+    row.check({ source, pods }, (at, message, level = row.level) => {
       const line = typeof at === 'number' ? at : lineOf(source, at as Node | Pair);
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
@@ -645,7 +673,7 @@ export function check(
       findings.push({
         line,
         ...(column === undefined ? {} : { column }),
-        level: row.level,
+        level,
         rule: row.id as RuleId,
         message,
         advisesInject: message.includes(INJECT_ADVICE),
@@ -668,6 +696,32 @@ function quitPathIn(value: string): boolean {
 const quitPath = (node: unknown): boolean => scalars(node).some(({ value }) => quitPathIn(value));
 
 /** The file's line of a place in a container's script. */
+/** What the shell running a script makes of construct ID, and which shell that is (and why: the image, or assumed). */
+function constructMessage(id: ConstructId, shell: NonNullable<ContainerFacts['script']>['shell'], text: string): string {
+  const name = DIALECT_NAMES[shell.dialect];
+  const which =
+    shell.program !== 'sh'
+      ? `${shell.program} is ${name}`
+      : shell.imageKnown
+        ? `sh in ${shell.image} is ${name}`
+        : `sh here is taken to be ${name} (Debian's and Ubuntu's; the image ${shell.image || '(none)'} does not say which sh it has)`;
+  const hashBang = /^\s*#!\S*bash/.test(text) ? " (the script's #! line is a comment to a shell run with -c)" : '';
+  const behaviour = behaviourOf(shell.dialect, id);
+  const does =
+    behaviour === 'syntax'
+      ? 'which it cannot parse: the shell ends with status 2 before this line runs'
+      : behaviour === 'fatal'
+        ? 'which ends the shell with status 2 here'
+        : behaviour === 'exit'
+          ? 'where it ends the whole shell, as exit does'
+          : behaviour === 'misread'
+            ? 'which it reads as commands in subshells, with a status bash would not give'
+            : behaviour === 'background'
+              ? 'which it reads as `cmd &` then `> FILE`: the command runs in the background, and its status is lost'
+              : `which fails there with status ${behaviour}${behaviour === 127 ? ' (command not found)' : ''}`;
+  return `${CONSTRUCTS[id].written} is bash's, and ${which}${hashBang}, ${does}`;
+}
+
 function scriptLine(container: ContainerFacts, row: number, column: number): number {
   const script = container.script;
   if (script === undefined) return 0;

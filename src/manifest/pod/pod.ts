@@ -20,7 +20,8 @@ import {
   settingOn,
 } from '../../config/kinds.ts';
 import type { Request } from '../script/requests.ts';
-import { ashImage, basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { basename, INITS, innerCommand, shellScript } from '../script/commands.ts';
+import { type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import {
   entries,
@@ -89,6 +90,8 @@ export interface ContainerFacts {
     readonly lines: ValueLines;
     /** A folded block scalar that joined commands into one line: the line of each joined command. */
     readonly joined: readonly number[];
+    /** The shell that runs it, and whether the image said what its sh is (false: dash assumed). */
+    readonly shell: { readonly dialect: Dialect; readonly program: string; readonly image: string; readonly imageKnown: boolean };
   };
   readonly aimed: readonly RequestTarget[];
   /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
@@ -450,19 +453,24 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
   const scriptNode = shell === undefined ? undefined : nodes[at + shell.at];
   if (shell !== undefined && scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
     const lines = valueLines(source, scriptNode);
+    const image = text(get(node, 'image')) ?? '';
+    const sh = shOfImage(image);
+    const viaBusybox = basename(words[at - 1] ?? '') === 'busybox' || basename(words[at] ?? '') === 'busybox';
+    const program = basename(words[at + (basename(words[at] ?? '') === 'busybox' ? 1 : 0)] ?? '');
+    const dialect = dialectOfProgram(program, sh.dialect, viaBusybox) ?? 'bash';
     script = {
       node: scriptNode,
       facts: readScript(
         scriptNode.value,
-        // `busybox sh` is ash, which has pipefail, and so is the sh of an image known to be Alpine's or busybox's.
-        {
-          errexit: shell.errexit,
-          pipefail: shell.pipefail,
-          refusesPipefail:
-            shell.refusesPipefail && basename(words[at - 1] ?? '') !== 'busybox' && !ashImage(text(get(node, 'image')) ?? ''),
-        },
+        { errexit: shell.errexit, pipefail: shell.pipefail, dialect, sh: sh.dialect },
         containerEnv(node),
       ),
+      shell: {
+        dialect,
+        program: viaBusybox ? `busybox ${program}` : program,
+        image,
+        imageKnown: sh.known || program !== 'sh' || viaBusybox,
+      },
       lines,
       joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
     };

@@ -5,6 +5,7 @@
 // or the job's work.
 
 import { BOOKKEEPING, basename, FILTERS, innerCommand, shellOptions, shellScript } from './commands.ts';
+import { behaviourOf, commandConstruct, dialectOfProgram, lacksOption } from './dialect.ts';
 import type { Place } from './requests.ts';
 import {
   type Context,
@@ -19,6 +20,7 @@ import {
   put,
   type Scope,
   type State,
+  stopShell,
   without,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
@@ -73,6 +75,10 @@ export function simple(
     key,
   };
   if (call.replaces && rest.length === 0) return set(call, 0);
+  // A builtin of bash's that this shell lacks: command not found.
+  const lacking = state.dialect === 'bash' ? undefined : commandConstruct(call.program);
+  const status = lacking === undefined ? 'ok' : behaviourOf(state.dialect, lacking);
+  if (typeof status === 'number') return set(call, status);
   const builtin = BUILTINS.get(call.program);
   if (builtin !== undefined) return builtin(call);
   return shellRun(call) ?? functionCall(call) ?? speaking(call) ?? other(call);
@@ -106,6 +112,12 @@ function exitOrReturn(call: Call): State[] {
   const { state, rest, known } = call;
   const code = known[1];
   const status = rest.length < 2 ? state.status : code === undefined ? undefined : integer(code);
+  if (call.program === 'return' && state.depth === 0) {
+    // Outside a function: dash and ash exit; bash fails the command (as sh, it ends with 2).
+    const outside = behaviourOf(state.dialect, 'return-outside-function');
+    if (outside === 'fatal') return stopShell(state, 2, call.place, written(call));
+    if (typeof outside === 'number') return set(call, outside);
+  }
   set(call, status === undefined ? undefined : ((status % 256) + 256) % 256, 'exit');
   if (call.program === 'return' && state.depth > 0) state.done = 'return';
   else {
@@ -125,6 +137,7 @@ function loopJump(call: Call): State[] {
 function setOptions(call: Call): State[] {
   const { state, rest } = call;
   for (const option of shellOptions(rest.slice(1))) {
+    if (lacksOption(state.dialect, option.name)) return stopShell(state, 2, call.place, written(call));
     if (option.name === 'pipefail' && option.on && state.refusesPipefail) {
       // An error of a special builtin: the shell ends before any option of this set takes effect.
       set(call, 2, 'exit');
@@ -218,13 +231,16 @@ function shellRun(call: Call): State[] | undefined {
   const parsed =
     text === undefined ? undefined : context.hooks.parse(text, scriptNode === undefined ? call.place : inside(scriptNode, call.scope));
   if (parsed === undefined) return undefined;
-  const inherit = { errexit: shell.errexit, pipefail: shell.pipefail, refusesPipefail: shell.refusesPipefail };
+  const viaBusybox = call.program === 'busybox';
+  const dialect = dialectOfProgram(basename(call.rest[viaBusybox ? 1 : 0] ?? ''), state.sh, viaBusybox) ?? 'bash';
+  const inherit = { errexit: shell.errexit, pipefail: shell.pipefail };
   return replaced(
     call,
     context.walk.subshell(parsed.root, state, parsed, context, (child) => {
       child.errexit = inherit.errexit;
       child.pipefail = inherit.pipefail;
-      child.refusesPipefail = inherit.refusesPipefail;
+      child.dialect = dialect;
+      child.refusesPipefail = dialect === 'dash';
       child.functions = EMPTY;
       child.tested = 0;
       child.depth = 0;

@@ -131,23 +131,10 @@ export function shellOptions(words: readonly string[]): { name: string; on: bool
   return found;
 }
 
-/** Images whose sh is busybox's ash (which takes pipefail): Alpine and busybox, and the images built on Alpine. */
-const ASH_IMAGES = ['alpine', 'busybox', 'curlimages/curl'];
-
-/** Whether IMAGE is known to have busybox's ash as its sh: one of ASH_IMAGES, or a tag that names Alpine. */
-export function ashImage(image: string): boolean {
-  const [name = '', tag = ''] = image.replace(/@.*$/, '').split(/:(?=[^/]*$)/);
-  const repository = name.replace(/^(docker\.io\/)?(library\/)?/, '');
-  return ASH_IMAGES.includes(repository) || /(^|[-.])alpine/.test(tag);
-}
-
 /**
- * A shell run with `-c`: the index of its script among the words, whether -e and pipefail are on, and whether it
- * refuses `set -o pipefail` (sh is dash on Debian and Ubuntu; dash 0.5.12 has no pipefail, busybox's ash has).
+ * A shell run with `-c`: the index of its script among the words, and whether -e and pipefail are on.
  */
-export function shellScript(
-  words: readonly string[],
-): { at: number; errexit: boolean; pipefail: boolean; refusesPipefail: boolean } | undefined {
+export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean } | undefined {
   let start = 0;
   if (basename(words[0] ?? '') === 'busybox') start = 1;
   if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
@@ -167,11 +154,5 @@ export function shellScript(
   const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
   const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
   const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
-  const name = basename(words[start] ?? '');
-  return {
-    at: scriptAt,
-    errexit: on('errexit'),
-    pipefail: on('pipefail'),
-    refusesPipefail: start === 0 && (name === 'sh' || name === 'dash'),
-  };
+  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail') };
 }

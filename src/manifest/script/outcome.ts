@@ -9,6 +9,16 @@
 
 import { simple } from './builtins.ts';
 import {
+  behaviourOf,
+  CONSTRUCTS,
+  commandConstruct,
+  type Dialect,
+  DIALECT_NAMES,
+  expansionConstruct,
+  nodeConstruct,
+  syntaxStop,
+} from './dialect.ts';
+import {
   capped,
   type Context,
   clone,
@@ -27,6 +37,7 @@ import {
   type Path,
   placeOf,
   put,
+  stopShell,
   type Scope,
   type Start,
   type State,
@@ -76,7 +87,15 @@ export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number
 /** The statements of a node in order, each on every live path; `cmd &` runs in the background. */
 function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Context): State[] {
   let current = states;
+  const stop = node.type === 'program' && states[0] !== undefined ? stopOf(node, states[0].dialect) : undefined;
+  let index = -1;
   for (const child of node.namedChildren) {
+    index++;
+    if (stop !== undefined && index === stop.at) {
+      const where = placeOf(stop.found.node, scope);
+      const why = `a syntax error of ${DIALECT_NAMES[states[0]?.dialect ?? 'dash']} (${CONSTRUCTS[stop.found.id].written})`;
+      return current.flatMap((state) => (live(state) ? stopShell(state, 2, where, why) : [state]));
+    }
     if (child.type === 'comment') continue;
     const background = child.nextSibling?.type === '&';
     if (current.length === 1) {
@@ -88,6 +107,18 @@ function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Cont
     current = capped(next, context);
   }
   return current;
+}
+
+/** Where each script's shell stops it for a syntax it lacks, by script and shell (null: nowhere). */
+const stops = new WeakMap<SyntaxNode, Map<Dialect, ReturnType<typeof syntaxStop> | null>>();
+
+function stopOf(root: SyntaxNode, dialect: Dialect): ReturnType<typeof syntaxStop> {
+  if (dialect === 'bash') return undefined;
+  let byDialect = stops.get(root);
+  if (byDialect === undefined) stops.set(root, (byDialect = new Map()));
+  let stop = byDialect.get(dialect);
+  if (stop === undefined) byDialect.set(dialect, (stop = syntaxStop(root, dialect) ?? null));
+  return stop ?? undefined;
 }
 
 /** One statement of a sequence on one path: run in the background when BACKGROUND (`cmd &`). */
@@ -135,7 +166,11 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       return [state];
     case 'redirected_statement': {
       const body = node.childForFieldName('body');
-      return body === null ? [state] : run(body, state, scope, context);
+      if (body === null) return [state];
+      // `cmd &> file` where the shell has no &>: `cmd &`, then `> file`.
+      const both = state.dialect !== 'bash' && node.children.some((child) => nodeConstruct(child) === 'redirect-both');
+      if (both && behaviourOf(state.dialect, 'redirect-both') === 'background') return inBackground(body, state, scope, context);
+      return run(body, state, scope, context);
     }
     case 'negated_command': {
       state.tested++;
@@ -161,23 +196,51 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       state.status = 0;
       return [state];
     }
+    case 'declaration_command': {
+      const keyword = node.child(0)?.type ?? '';
+      const id =
+        keyword === 'local' && state.depth === 0
+          ? 'local-outside-function'
+          : state.dialect === 'bash'
+            ? undefined
+            : commandConstruct(keyword);
+      const behaviour = id === undefined ? 'ok' : behaviourOf(state.dialect, id);
+      if (behaviour === 'fatal') return stopShell(state, 2, placeOf(node, scope), `${keyword} outside a function`);
+      if (typeof behaviour === 'number') return failed(withStatus(state, behaviour), scope, context);
+      return assignment(node, state, scope, context);
+    }
     case 'variable_assignment':
     case 'variable_assignments':
-    case 'declaration_command':
     case 'unset_command':
-      return substitutions(node, state, scope, context).flatMap((after) => {
-        assign(node, after, scope);
-        if (node.type === 'declaration_command' || node.type === 'unset_command' || !node.hasSubstitution) after.status = 0;
-        return failed(after, scope, context);
-      });
-    case 'test_command':
-      return substitutions(node, state, scope, context).flatMap((after) =>
-        decided(testExpression(node.namedChildren[0] ?? null, after, scope), after).flatMap((forked) => failed(forked, scope, context)),
+      return assignment(node, state, scope, context);
+    case 'test_command': {
+      const id = state.dialect === 'bash' ? undefined : nodeConstruct(node);
+      const behaviour = id === undefined ? 'ok' : behaviourOf(state.dialect, id);
+      return substitutions(node, state, scope, context).flatMap(
+        (after) =>
+          fatalExpansion(node, after, scope) ??
+          (typeof behaviour === 'number'
+            ? failed(withStatus(after, behaviour), scope, context)
+            : decided(testExpression(node.namedChildren[0] ?? null, after, scope), after).flatMap((forked) =>
+                failed(forked, scope, context),
+              )),
       );
+    }
     default:
       // Arithmetic, and what the parser could not read: its commands run, its status is not known.
       return substitutions(node, state, scope, context).flatMap((after) => decided(undefined, after));
   }
+}
+
+/** `x=1`, `export x=1`, `unset x`: the substitutions, then the values kept. */
+function assignment(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
+  return substitutions(node, state, scope, context).flatMap((after) => {
+    const fatal = fatalExpansion(node, after, scope);
+    if (fatal !== undefined) return fatal;
+    assign(node, after, scope);
+    if (node.type === 'declaration_command' || node.type === 'unset_command' || !node.hasSubstitution) after.status = 0;
+    return failed(after, scope, context);
+  });
 }
 
 /** After a command: an ERR trap runs on a failure set -e would see, then set -e ends the shell. */
@@ -526,8 +589,27 @@ const endIteration = (state: State): State => {
 
 /** A simple command: its substitutions run first, then it. */
 function command(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  if (!node.hasSubstitution) return commandRun(node, state, scope, context);
-  return substitutions(node, state, scope, context).flatMap((ready) => commandRun(node, ready, scope, context));
+  if (!node.hasSubstitution) return fatalExpansion(node, state, scope) ?? commandRun(node, state, scope, context);
+  return substitutions(node, state, scope, context).flatMap(
+    (ready) => fatalExpansion(node, ready, scope) ?? commandRun(node, ready, scope, context),
+  );
+}
+
+/** A `${...}` of bash's that the shell cannot expand (dash's "Bad substitution"): it ends the shell with 2 there. */
+function fatalExpansion(node: SyntaxNode, state: State, scope: Scope): State[] | undefined {
+  if (state.dialect === 'bash' || !node.text.includes('${')) return undefined;
+  for (const expansion of node.descendantsOfType('expansion')) {
+    const id = expansionConstruct(expansion.text);
+    if (id !== undefined && behaviourOf(state.dialect, id) === 'fatal') {
+      return stopShell(
+        state,
+        2,
+        placeOf(expansion, scope),
+        `a bad substitution in ${DIALECT_NAMES[state.dialect]} (${CONSTRUCTS[id].written})`,
+      );
+    }
+  }
+  return undefined;
 }
 
 /** A command once its substitutions ran: its words expanded, then run. */

@@ -8,6 +8,7 @@ import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
+import { type ConstructId, constructsIn, type Dialect } from './dialect.ts';
 import { outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
 import { type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
@@ -81,14 +82,20 @@ export interface ScriptFacts {
   readonly works: boolean;
   /** What the script does when the job succeeds and when it fails (events name requests and wrappers by id). */
   readonly outcome: Outcome;
+  /**
+   * The constructs of bash's that the shell running the script reads otherwise (dialect.ts), where each is, and
+   * whether they change what the script says to sidecars or the status it ends with, against bash running it.
+   */
+  readonly constructs?: { readonly found: readonly { readonly id: ConstructId; readonly place: Place }[]; readonly changes: boolean };
 }
 
-/** What the shell was started with: `-e` and `-o pipefail` on its command line. */
+/** What the shell was started with: `-e` and `-o pipefail` on its command line, and which shell it is. */
 export interface ShellOptions {
   readonly errexit: boolean;
   readonly pipefail?: boolean;
-  /** The shell is dash: `set -o pipefail` ends it with 2. */
-  readonly refusesPipefail?: boolean;
+  /** The shell that runs the script (bash unless told); `sh`: what sh is in the image (dash unless told). */
+  readonly dialect?: Dialect;
+  readonly sh?: Dialect;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -123,7 +130,7 @@ const MAX_READ = 512;
 
 /** What a script does, read with the options its shell was started with and the container's environment. */
 export function readScript(script: string, options: ShellOptions, env: ReadonlyMap<string, string> = new Map()): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.refusesPipefail ?? false}\0${[...env].join('\0')}\0${script}`;
+  const key = `${options.errexit}${options.pipefail ?? false}${options.dialect ?? ''}${options.sh ?? ''}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
   const facts = readUncached(script, options, env);
@@ -165,7 +172,13 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     syntaxError === undefined
       ? outcomeOf(
           root,
-          { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
+          {
+            errexit: options.errexit,
+            pipefail: options.pipefail ?? false,
+            dialect: options.dialect ?? 'bash',
+            sh: options.sh ?? 'dash',
+            env,
+          },
           { parse, speaks, collect, quitUrls },
           script.length,
         )
@@ -181,7 +194,43 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     if (found.wrapper !== undefined) wrappers.push({ ...found.wrapper, id: found.speaks.said, runs: run });
   }
   const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
-  return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, outcome };
+  const dialect = options.dialect ?? 'bash';
+  const found = syntaxError === undefined ? constructsIn(tree, dialect) : [];
+  let constructs: ScriptFacts['constructs'];
+  if (found.length > 0) {
+    // The same script run by bash, as its author ran it: the difference is what the shell's own rules change.
+    const asBash = outcomeOf(
+      root,
+      { errexit: options.errexit, pipefail: options.pipefail ?? false, dialect: 'bash', sh: 'bash', env },
+      { parse, speaks, collect, quitUrls },
+      script.length,
+    );
+    constructs = {
+      found: found.map(({ id, node }) => ({ id, place: node.startPosition })),
+      changes: summary(asBash) !== summary(outcome),
+    };
+  }
+  return {
+    ...(syntaxError === undefined ? {} : { syntaxError }),
+    requests,
+    wrappers,
+    works,
+    outcome,
+    ...(constructs === undefined ? {} : { constructs }),
+  };
+}
+
+/** What an outcome says to sidecars and the statuses it ends with, path by path, as one text to compare. */
+function summary(outcome: Outcome): string {
+  const paths = (list: readonly Path[]): string =>
+    [
+      ...new Set(
+        list.map((path) => `${path.events.map((event) => (event.what === 'work' ? 'w' : `s${event.said}`)).join(',')}:${path.status}`),
+      ),
+    ]
+      .sort()
+      .join(' ');
+  return `${paths(outcome.success)} | ${paths(outcome.failure)}`;
 }
 
 const ORIGIN: Place = { row: 0, column: 0 };

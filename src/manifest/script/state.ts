@@ -3,6 +3,7 @@
 // limits past which a run gives up. The words (words.ts), the builtins (builtins.ts) and the walk (outcome.ts)
 // build on it.
 
+import type { Dialect } from './dialect.ts';
 import type { Place } from './requests.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
 
@@ -57,8 +58,9 @@ export interface Outcome {
 export interface Start {
   readonly errexit: boolean;
   readonly pipefail: boolean;
-  /** `set -o pipefail` ends the shell with 2 (dash). */
-  readonly refusesPipefail: boolean;
+  /** The shell that runs the script, and the one `sh` starts in the image (for the scripts it runs in turn). */
+  readonly dialect: Dialect;
+  readonly sh: Dialect;
   /** The container's environment: variables the script reads with values known. */
   readonly env: ReadonlyMap<string, string>;
 }
@@ -119,6 +121,9 @@ export interface State {
   pipefail: boolean;
   refusesPipefail: boolean;
   refused: Place | undefined;
+  /** The shell that runs this path's script, and what `sh` is in the image. */
+  dialect: Dialect;
+  sh: Dialect;
   traps: ReadonlyMap<string, Trap>;
   functions: ReadonlyMap<string, Fn>;
   events: Cons<Event> | undefined;
@@ -183,8 +188,10 @@ export function initial(world: World, start: Start): State {
     statusBy: 'none',
     errexit: start.errexit,
     pipefail: start.pipefail,
-    refusesPipefail: start.refusesPipefail,
+    refusesPipefail: start.dialect === 'dash',
     refused: undefined,
+    dialect: start.dialect,
+    sh: start.sh,
     traps: EMPTY,
     functions: EMPTY,
     events: undefined,
@@ -252,6 +259,16 @@ export function toPath(state: State): Path {
 
 /** Whether the path still runs: no exit, exec, return, break or continue ended it. */
 export const live = (state: State): boolean => state.done === undefined;
+
+/** Ends the path where the shell stops itself (an error of its own, WHY) with STATUS, as `exit` would. */
+export function stopShell(state: State, status: number, place: Place, why: string): State[] {
+  state.status = status;
+  state.statusAt = place;
+  state.statusBy = 'exit';
+  state.done = 'exit';
+  state.endText = why;
+  return [state];
+}
 
 /** Ends the path as one that cannot be known (WHY), with no status claimed. */
 export function giveUp(state: State, why: string): State {

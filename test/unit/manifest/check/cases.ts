@@ -85,6 +85,7 @@ export const THEMES = {
     'hand-rolled-quit',
   ],
   unwrapped: ['unwrapped'],
+  dialect: ['bashism-under-sh'],
 } as const satisfies Record<string, readonly RuleId[]>;
 
 /** The findings of RULE in a manifest. */
