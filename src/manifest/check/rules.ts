@@ -341,6 +341,28 @@ const ROWS = [
     },
   },
   {
+    id: 'quit-unheard',
+    level: 'error',
+    finds:
+      "a quit its sidecar never acts on: a path it does not serve (404), https to its plain HTTP, the pod's own address instead of loopback (403)",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          for (const aimed of container.aimed) {
+            if (aimed.unheard === undefined) continue;
+            const kind = aimed.kind ?? ISTIO;
+            const port = pod.sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[kind.quit.listener]?.port;
+            report(
+              aimed.line,
+              `container ${container.name}: this quit is never heard: ${aimed.unheard}, so the sidecar keeps running: ` +
+                `quit with a POST to http://localhost:${port}${kind.quit.path}, or ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
     id: 'wrapped-wrong-command',
     level: 'error',
     finds: 'a wrapper (linkerd-await --shutdown, istio-job-run) that runs a command other than the job',

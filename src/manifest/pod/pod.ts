@@ -75,6 +75,11 @@ export interface RequestTarget {
   readonly kind?: SidecarKind;
   /** A quit sent to Envoy's own admin port. */
   readonly envoyAdmin?: boolean;
+  /**
+   * Why the sidecar it is aimed at does not act on what is meant as a quit (then `what` is other): a path it
+   * answers 404, a scheme other than the plain HTTP it serves, the pod's own address instead of loopback.
+   */
+  readonly unheard?: string;
   readonly line: number;
 }
 
@@ -588,9 +593,9 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
     };
   const path = request.path ?? '/';
   const port = request.port;
-  if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
+  if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return heard({ ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true });
   for (const kind of kinds) {
-    if (path === kind.quit.path && port === portOf(kind, kind.quit.listener)) return { ...aimed, what: 'quit', kind };
+    if (path === kind.quit.path && port === portOf(kind, kind.quit.listener)) return heard({ ...aimed, what: 'quit', kind });
   }
   for (const kind of kinds) {
     if (kind.ready === undefined) continue;
@@ -599,12 +604,50 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
   }
   // The right path on another port: the kind of the pod's sidecars that has that path.
   // Not on another listener of a sidecar's: Envoy's health port answers a quit with 404.
-  const otherListener = sidecars.some((sidecar) =>
+  const meant = LOOPBACK_QUIT.test(path) && request.method !== 'HEAD';
+  const otherListener = sidecars.find((sidecar) =>
     sidecar.kind.listeners.some((listener, index) => index !== sidecar.kind.quit.listener && listener.port === port),
   );
-  if (otherListener) return { ...aimed, what: 'other' };
+  if (otherListener !== undefined) {
+    const listener = otherListener.kind.listeners.find((one) => one.port === port)?.name ?? '';
+    return meant
+      ? {
+          ...aimed,
+          what: 'other',
+          kind: otherListener.kind,
+          unheard: `port ${port} is the ${otherListener.kind.label}'s ${listener} listener, which has no ${path} (404)`,
+        }
+      : { ...aimed, what: 'other' };
+  }
   const byPath = sidecars.find((sidecar) => sidecar.kind.quit.path === path);
-  if (byPath !== undefined) return { ...aimed, what: 'quit', kind: byPath.kind };
-  if (LOOPBACK_QUIT.test(path) && request.method !== 'HEAD') return { ...aimed, what: 'quit' };
+  if (byPath !== undefined) return heard({ ...aimed, what: 'quit', kind: byPath.kind });
+  // A quit's port whose sidecar serves another path there: it answers 404 (each sidecar matches its path exactly).
+  const atPort = sidecars.find((sidecar) => sidecar.quitPort === port);
+  if (meant && atPort !== undefined) {
+    return {
+      ...aimed,
+      what: 'other',
+      kind: atPort.kind,
+      unheard: `the ${atPort.kind.label} has no ${path} on port ${port} (404): its quit is ${atPort.kind.quit.path}, exactly as written`,
+    };
+  }
+  if (meant) return heard({ ...aimed, what: 'quit' });
   return { ...aimed, what: 'other' };
+}
+
+/** A quit as the sidecar hears it: none over a scheme other than http, nor from the pod's own address (403). */
+function heard(target: RequestTarget): RequestTarget {
+  const { scheme, podAddress } = target.request;
+  const label = target.kind === undefined ? 'sidecar' : target.kind.label;
+  if (scheme !== undefined && scheme !== 'http') {
+    return { ...target, what: 'other', unheard: `it speaks ${scheme} to the ${label}, which serves plain HTTP: no quit is sent` };
+  }
+  if (podAddress === true) {
+    return {
+      ...target,
+      what: 'other',
+      unheard: `${target.request.host} is the pod's own address, not loopback, and the ${label} takes a quit from loopback only (403)`,
+    };
+  }
+  return target;
 }

@@ -65,6 +65,7 @@ export const THEMES = {
     'onfailure-quit-always',
     'quit-not-enabled',
     'quit-wrong-method',
+    'quit-unheard',
     'wrapped-wrong-command',
     'native-quit',
     'proxy-command-override',
