@@ -467,8 +467,8 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
       node: scriptNode,
       facts: readScript(
         scriptNode.value,
-        { errexit: shell.errexit, pipefail: shell.pipefail, dialect, sh: sh.dialect },
-        containerEnv(node),
+        { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset, dialect, sh: sh.dialect },
+        ...scriptEnv(node),
       ),
       shell: {
         dialect,
@@ -510,6 +510,19 @@ export function containerEnv(container: Node): Map<string, string> {
     if (name !== undefined && value !== undefined) env.set(name, value);
   }
   return env;
+}
+
+/**
+ * The environment a container's script starts with, as far as the manifest says: each variable of its `env`, with
+ * its value or (valueFrom) undefined, the pod setting it at run time; and whether that is all (no envFrom).
+ */
+function scriptEnv(container: Node): [Map<string, string | undefined>, boolean] {
+  const env = new Map<string, string | undefined>();
+  for (const entry of items(get(container, 'env'))) {
+    const name = text(get(entry, 'name'));
+    if (name !== undefined) env.set(name, get(entry, 'valueFrom') === undefined ? (text(get(entry, 'value')) ?? '') : undefined);
+  }
+  return [env, get(container, 'envFrom') === undefined];
 }
 
 /** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */

@@ -125,6 +125,7 @@ export function shellOptions(words: readonly string[]): { name: string; on: bool
     const on = flags[1] === '-';
     for (const letter of flags[2] as string) {
       if (letter === 'e') found.push({ name: 'errexit', on });
+      else if (letter === 'u') found.push({ name: 'nounset', on });
       else if (letter === 'o') found.push({ name: words[++i] ?? '', on });
     }
   }
@@ -132,9 +133,9 @@ export function shellOptions(words: readonly string[]): { name: string; on: bool
 }
 
 /**
- * A shell run with `-c`: the index of its script among the words, and whether -e and pipefail are on.
+ * A shell run with `-c`: the index of its script among the words, and whether -e, -u and pipefail are on.
  */
-export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean } | undefined {
+export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean; nounset: boolean } | undefined {
   let start = 0;
   if (basename(words[0] ?? '') === 'busybox') start = 1;
   if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
@@ -154,5 +155,20 @@ export function shellScript(words: readonly string[]): { at: number; errexit: bo
   const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
   const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
   const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
-  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail') };
+  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail'), nounset: on('nounset') };
+}
+
+/** A shell that reads its script from its input (`sh -s`, `bash -e`, `busybox sh`): whether -e, -u and pipefail are on; undefined: not one. */
+export function stdinShell(words: readonly string[]): { errexit: boolean; pipefail: boolean; nounset: boolean } | undefined {
+  const start = basename(words[0] ?? '') === 'busybox' ? 1 : 0;
+  if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
+  const rest = words.slice(start + 1);
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (!/^[-+][a-zA-Z]*$/.test(word) || word.includes('c')) return undefined;
+    if (word.endsWith('o')) i++;
+  }
+  const options = shellOptions(rest.map((word) => word.replace(/s/g, '')).filter((word) => !/^[-+]$/.test(word)));
+  const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
+  return { errexit: on('errexit'), pipefail: on('pipefail'), nounset: on('nounset') };
 }

@@ -82,6 +82,9 @@ export const CONSTRUCTS = {
 
 export type ConstructId = keyof typeof CONSTRUCTS;
 
+/** The status a shell ends with where `set -u` meets an unset variable. */
+export const UNSET_STATUS: Readonly<Record<Dialect, number>> = { dash: 2, ash: 2, bash: 127, 'bash-posix': 127 };
+
 /** The options dash's `set -o` takes (dash 0.5.12); any other ends it with 2, as pipefail does. */
 const DASH_OPTIONS = new Set([
   'errexit',

@@ -17,6 +17,7 @@ import {
   expansionConstruct,
   nodeConstruct,
   syntaxStop,
+  UNSET_STATUS,
 } from './dialect.ts';
 import {
   capped,
@@ -50,7 +51,7 @@ import {
   type World,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
-import { assign, expand, matches, substitutions, testExpression } from './words.ts';
+import { assign, expand, matches, substitutions, testExpression, unboundIn } from './words.ts';
 
 /** The outcome of the script in SCOPE for both worlds. */
 export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number): Outcome {
@@ -170,7 +171,13 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       // `cmd &> file` where the shell has no &>: `cmd &`, then `> file`.
       const both = state.dialect !== 'bash' && node.children.some((child) => nodeConstruct(child) === 'redirect-both');
       if (both && behaviourOf(state.dialect, 'redirect-both') === 'background') return inBackground(body, state, scope, context);
-      return run(body, state, scope, context);
+      const input = hereDocument(node, scope);
+      if (input === undefined) return run(body, state, scope, context);
+      state.stdin = input;
+      return run(body, state, scope, context).map((after) => {
+        after.stdin = undefined;
+        return after;
+      });
     }
     case 'negated_command': {
       state.tested++;
@@ -230,6 +237,16 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       // Arithmetic, and what the parser could not read: its commands run, its status is not known.
       return substitutions(node, state, scope, context).flatMap((after) => decided(undefined, after));
   }
+}
+
+/** A statement's here-document as the command reads it: its text when the shell expands nothing in it. */
+function hereDocument(node: SyntaxNode, scope: Scope): Trap | undefined {
+  const redirect = node.children.find((child) => child.type === 'heredoc_redirect');
+  const body = redirect?.children.find((child) => child.type === 'heredoc_body');
+  if (redirect === undefined || body === undefined) return undefined;
+  const quoted = /['"\\]/.test(redirect.children.find((child) => child.type === 'heredoc_start')?.text ?? '');
+  if (!quoted && /[$`\\]/.test(body.text)) return undefined;
+  return { text: body.text, place: placeOf(body, scope) };
 }
 
 /** `x=1`, `export x=1`, `unset x`: the substitutions, then the values kept. */
@@ -537,7 +554,7 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
   return substitutions(node, state, scope, context).flatMap((ready) => {
     // A variable of a sidecar's quit URLs: one pass, the loop's variable standing for each URL.
     const urls = valueNodes.map((value) => context.hooks.quitUrls(value.text)).find((name) => name !== undefined);
-    let items: (string | undefined)[] | undefined;
+    let items: (string | undefined)[] | undefined = node.children.some(emptyIn) ? [] : undefined;
     if (node.type === 'for_statement' && valueNodes.length > 0 && urls === undefined) {
       const expanded = valueNodes.map((value) => expand(value, ready));
       if (expanded.every((value) => value !== undefined)) {
@@ -581,6 +598,9 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
   });
 }
 
+/** `for x in ; do`'s `in`, which the parser marks as an error: the shells take it as a loop over no words. */
+export const emptyIn = (node: SyntaxNode): boolean => node.type === 'ERROR' && node.text === 'in';
+
 /** A path at the end of one iteration: a `continue` is spent. */
 const endIteration = (state: State): State => {
   if (state.done === 'continue') state.done = undefined;
@@ -595,8 +615,15 @@ function command(node: SyntaxNode, state: State, scope: Scope, context: Context)
   );
 }
 
-/** A `${...}` of bash's that the shell cannot expand (dash's "Bad substitution"): it ends the shell with 2 there. */
+/**
+ * A word the shell cannot expand, which ends it there: an unset variable under `set -u`, or a `${...}` of bash's
+ * in another shell (dash's "Bad substitution", with 2).
+ */
 function fatalExpansion(node: SyntaxNode, state: State, scope: Scope): State[] | undefined {
+  if (state.nounset) {
+    const name = unboundIn(node, state);
+    if (name !== undefined) return stopShell(state, UNSET_STATUS[state.dialect], placeOf(node, scope), `${name} unset under set -u`);
+  }
   if (state.dialect === 'bash' || !node.text.includes('${')) return undefined;
   for (const expansion of node.descendantsOfType('expansion')) {
     const id = expansionConstruct(expansion.text);
@@ -627,6 +654,8 @@ function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Conte
   for (const child of node.children) {
     if (child.field !== 'argument') continue;
     const word = expand(child, state);
+    // An unquoted expansion that comes to nothing is no word at all.
+    if (word === '' && child.type !== 'string' && child.type !== 'raw_string' && child.text.includes('$')) continue;
     nodes.push(child);
     words.push(word);
     literal.push(word ?? child.text);

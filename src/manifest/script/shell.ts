@@ -9,7 +9,7 @@ import type { ParserMemory } from '../yaml/memory.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
 import { type ConstructId, constructsIn, type Dialect } from './dialect.ts';
-import { outcomeOf } from './outcome.ts';
+import { emptyIn, outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
 import { type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
@@ -96,6 +96,7 @@ export interface ShellOptions {
   /** The shell that runs the script (bash unless told); `sh`: what sh is in the image (dash unless told). */
   readonly dialect?: Dialect;
   readonly sh?: Dialect;
+  readonly nounset?: boolean;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -129,17 +130,22 @@ const read = new Map<string, ScriptFacts>();
 const MAX_READ = 512;
 
 /** What a script does, read with the options its shell was started with and the container's environment. */
-export function readScript(script: string, options: ShellOptions, env: ReadonlyMap<string, string> = new Map()): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.dialect ?? ''}${options.sh ?? ''}\0${[...env].join('\0')}\0${script}`;
+export function readScript(
+  script: string,
+  options: ShellOptions,
+  env: ReadonlyMap<string, string | undefined> = new Map(),
+  closed = false,
+): ScriptFacts {
+  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
-  const facts = readUncached(script, options, env);
+  const facts = readUncached(script, options, env, closed);
   if (read.size >= MAX_READ) read.clear();
   read.set(key, facts);
   return facts;
 }
 
-function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string>): ScriptFacts {
+function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string | undefined>, closed: boolean): ScriptFacts {
   if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
   const shellParser = parser;
   const scopes = new Map<string, Scope | undefined>();
@@ -170,18 +176,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
   const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
   const outcome =
     syntaxError === undefined
-      ? outcomeOf(
-          root,
-          {
-            errexit: options.errexit,
-            pipefail: options.pipefail ?? false,
-            dialect: options.dialect ?? 'bash',
-            sh: options.sh ?? 'dash',
-            env,
-          },
-          { parse, speaks, collect, quitUrls },
-          script.length,
-        )
+      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls }, script.length)
       : NO_OUTCOME;
   // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
   if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
@@ -201,7 +196,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     // The same script run by bash, as its author ran it: the difference is what the shell's own rules change.
     const asBash = outcomeOf(
       root,
-      { errexit: options.errexit, pipefail: options.pipefail ?? false, dialect: 'bash', sh: 'bash', env },
+      { ...startOf(options), dialect: 'bash', sh: 'bash', env, closed },
       { parse, speaks, collect, quitUrls },
       script.length,
     );
@@ -219,6 +214,16 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     ...(constructs === undefined ? {} : { constructs }),
   };
 }
+
+/** The shell's options at its start, from those it was started with. */
+const startOf = (options: ShellOptions) =>
+  ({
+    errexit: options.errexit,
+    pipefail: options.pipefail ?? false,
+    nounset: options.nounset ?? false,
+    dialect: options.dialect ?? 'bash',
+    sh: options.sh ?? 'dash',
+  }) as const;
 
 /** What an outcome says to sidecars and the statuses it ends with, path by path, as one text to compare. */
 function summary(outcome: Outcome): string {
@@ -407,7 +412,7 @@ function findSyntaxError(root: Syntax): ScriptFacts['syntaxError'] {
     if (!node.hasError && node.type !== 'program' && node.type !== 'command') continue;
     for (let i = node.childCount - 1; i >= 0; i--) {
       const child = node.child(i);
-      if (child !== null) stack.push(child);
+      if (child !== null && !(node.type === 'for_statement' && emptyIn(child))) stack.push(child);
     }
   }
   return undefined;

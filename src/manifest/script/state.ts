@@ -61,8 +61,14 @@ export interface Start {
   /** The shell that runs the script, and the one `sh` starts in the image (for the scripts it runs in turn). */
   readonly dialect: Dialect;
   readonly sh: Dialect;
-  /** The container's environment: variables the script reads with values known. */
-  readonly env: ReadonlyMap<string, string>;
+  /** `set -u` from the shell's command line. */
+  readonly nounset?: boolean;
+  /**
+   * The container's environment: its variables, each with its value, or undefined where the pod sets it at run
+   * time (valueFrom). `closed`: nothing else sets one (no envFrom), so a variable it does not name is unset.
+   */
+  readonly env: ReadonlyMap<string, string | undefined>;
+  readonly closed?: boolean;
 }
 
 /** A parsed script, and where its text sits in the whole (for a script inside a string). */
@@ -112,7 +118,10 @@ export interface Trap {
 /** One path through the script, as far as it ran; copied (clone) where the path forks. */
 export interface State {
   world: World;
-  vars: ReadonlyMap<string, string | undefined>;
+  /** Each variable's value: undefined not known, null unset. One not here is unset where the environment is closed. */
+  vars: ReadonlyMap<string, string | undefined | null>;
+  closed: boolean;
+  nounset: boolean;
   loopVariables: ReadonlyMap<string, string>;
   status: number | undefined;
   statusAt: Place | undefined;
@@ -125,7 +134,13 @@ export interface State {
   dialect: Dialect;
   sh: Dialect;
   traps: ReadonlyMap<string, Trap>;
-  functions: ReadonlyMap<string, Fn>;
+  /** The functions defined, by name; undefined: one `unset -f` removed (then a call is command not found). */
+  functions: ReadonlyMap<string, Fn | undefined>;
+  /** The aliases defined, by name, and whether bash expands them (`shopt -s expand_aliases`; the others always do). */
+  aliases: ReadonlyMap<string, Trap>;
+  expandAliases: boolean;
+  /** The here-document the command being run reads as its input, and where its text starts. */
+  stdin: Trap | undefined;
   events: Cons<Event> | undefined;
   /** Events of commands in the background not yet waited for. */
   pending: Cons<Event> | undefined;
@@ -182,6 +197,8 @@ export function initial(world: World, start: Start): State {
   return {
     world,
     vars: new Map(start.env),
+    closed: start.closed ?? false,
+    nounset: start.nounset ?? false,
     loopVariables: EMPTY,
     status: 0,
     statusAt: undefined,
@@ -194,6 +211,9 @@ export function initial(world: World, start: Start): State {
     sh: start.sh,
     traps: EMPTY,
     functions: EMPTY,
+    aliases: EMPTY,
+    expandAliases: false,
+    stdin: undefined,
     events: undefined,
     pending: undefined,
     lastBackground: undefined,
