@@ -180,6 +180,8 @@ function testCommand(call: Call): State[] {
 
 /** `source FILE` and `. FILE`: what the file does is not in the manifest. */
 function sourced(call: Call): State[] {
+  // /dev/null is empty: sourcing it runs nothing.
+  if (call.known[1] === '/dev/null') return set(call, 0);
   call.state.unknown ??= `it runs ${call.rest[1] ?? 'a file'}, which the manifest does not show`;
   return set(call, undefined);
 }

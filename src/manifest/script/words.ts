@@ -144,7 +144,7 @@ function expansion(node: SyntaxNode, name: SyntaxNode, value: string | undefined
 
 /** Variables the pod's runtime, the image or the shell set, whatever the manifest says (a Service's too). */
 const SET_OUTSIDE =
-  /^(HOME|PATH|HOSTNAME|PWD|OLDPWD|SHLVL|IFS|PS[1-4]|PPID|UID|EUID|RANDOM|LINENO|SECONDS|OPTIND|OPTARG|TERM|USER|LOGNAME|SHELL|LANG|LC_\w+|TZ|BASH\w*|KUBERNETES_\w+|\w+_SERVICE_(HOST|PORT\w*)|\w+_PORT(_\w+)?|\w+_(HOME|VERSION|PATH)|GPG_KEY|GO\w+|PYTHON\w*|NODE_\w+|NPM_\w+|JAVA_\w+)$/;
+  /^(HOME|PATH|HOSTNAME|PWD|OLDPWD|SHLVL|IFS|PS[1-4]|PPID|UID|EUID|RANDOM|LINENO|SECONDS|OPTIND|OPTARG|TERM|USER|LOGNAME|SHELL|LANG|LC_\w+|TZ|BASH\w*|KUBERNETES_\w+|\w+_SERVICE_(HOST|PORT\w*)|\w+_PORT_\d+_(TCP|UDP)\w*|\w+_(HOME|VERSION|PATH)|GPG_KEY|GO\w+|PYTHON\w*|NODE_\w+|NPM_\w+|JAVA_\w+)$/;
 
 /** A variable's value on the path (`$?` the status, `$!` a stand-in for the last background job); undefined: not known; null: unset. */
 function variable(name: string, state: State): string | undefined | null {
