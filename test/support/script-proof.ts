@@ -53,27 +53,21 @@ export interface Run {
 /** Rules whose truth depends on the image's sh: warnings, which a run in dash proves. */
 const DIALECT_RULES = ['sh-pipefail'] as const;
 
+/** The rules that name a quit that never comes, whatever the job did. */
+const NO_QUIT_RULES = [
+  'sh-pipefail',
+  'quit-wrong-method',
+  'quit-unheard',
+  'bashism-under-sh',
+  'quit-only-on-signal',
+  'wrapper-never-quits',
+  'unwrapped',
+] as const;
+
 export const PROBLEMS = {
   'failed-job-ends-0': ['exit-code-lost', 'bashism-under-sh'],
-  'no-quit-after-failure': [
-    'sh-pipefail',
-    'quit-skipped-on-failure',
-    'quit-wrong-method',
-    'quit-unheard',
-    'bashism-under-sh',
-    'quit-only-on-signal',
-    'wrapper-never-quits',
-    'unwrapped',
-  ],
-  'no-quit-after-success': [
-    'sh-pipefail',
-    'quit-wrong-method',
-    'quit-unheard',
-    'bashism-under-sh',
-    'quit-only-on-signal',
-    'wrapper-never-quits',
-    'unwrapped',
-  ],
+  'no-quit-after-failure': ['quit-skipped-on-failure', ...NO_QUIT_RULES],
+  'no-quit-after-success': NO_QUIT_RULES,
   'quit-before-job': ['quit-before-job', 'bashism-under-sh'],
   'quit-after-failure': ['onfailure-quit-always'],
   // Any error: these come with one of the above, or from a script that never gets to its job.
