@@ -2,13 +2,17 @@
 // from manifests that trip it and manifests that must not; the shells' behaviour is the table's
 // (src/manifest/script/dialect.ts, proven against the shells by test/unit/manifest/script/dialect.test.ts).
 
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { check } from '../../../../src/manifest/check/rules.ts';
+import { source } from '../../../support/manifest.ts';
 import { type Case, checkCases, INJECTED, job, pod } from './cases.ts';
 
 const QUIT = 'curl -fsS -XPOST http://127.0.0.1:15020/quitquitquit';
 /** A job whose script has LINE between the job and the quit, run by SHELL in IMAGE. */
-const scripted = (shell: string, image: string, line: string): string =>
+const scripted = (shell: string, image: string, line: string, first = ''): string =>
   job(
-    pod(`command: ["${shell}", "-c"]\nargs:\n- |\n  ./task.sh; rc=$?\n  ${line}\n  ${QUIT}\n  exit $rc\n`).replace(
+    pod(`command: ["${shell}", "-c"]\nargs:\n- |\n  ${first}./task.sh; rc=$?\n  ${line}\n  ${QUIT}\n  exit $rc\n`).replace(
       'image: example',
       `image: ${image}`,
     ),
@@ -47,6 +51,17 @@ const CASES: readonly Case[] = [
     expect: { at: 'return', level: 'error' },
   },
   {
+    name: 'an array under sh, whose script starts #!/bin/bash: a comment to sh -c',
+    rule: 'bashism-under-sh',
+    yaml: scripted('sh', 'debian:12', 'args=(--all --verbose)', '#!/bin/bash\n  '),
+    expect: { at: 'args=(', level: 'error' },
+  },
+  {
+    name: 'an array under env bash',
+    rule: 'bashism-under-sh',
+    yaml: scripted('bash', 'debian:12', 'args=(--all --verbose)').replace('["bash", "-c"]', '["env", "bash", "-c"]'),
+  },
+  {
     name: 'an array under bash',
     rule: 'bashism-under-sh',
     yaml: scripted('bash', 'debian:12', 'args=(--all --verbose)'),
@@ -69,3 +84,16 @@ const CASES: readonly Case[] = [
 ];
 
 checkCases('dialect', CASES);
+
+test('the message names the shell, why it is that one, and a #! line the shell reads as a comment', () => {
+  const said = (yaml: string): string[] =>
+    check(source(yaml))
+      .filter((one) => one.rule === 'bashism-under-sh')
+      .map((one) => one.message);
+  assert.match(
+    said(scripted('sh', 'registry.example/app:1.0', 'args=(a b)'))[0] ?? '',
+    /sh here is taken to be dash .*does not say which sh/,
+  );
+  assert.match(said(scripted('sh', 'debian:12', 'args=(a b)', '#!/bin/bash\n  '))[0] ?? '', /#! line is a comment/);
+  assert.match(said(scripted('sh', 'alpine:3.20', 'args=(a b)'))[0] ?? '', /sh in alpine:3\.20 is busybox's ash/);
+});
