@@ -1,5 +1,5 @@
 // --check against real shells: generated job scripts (test/support/script-grammar.ts) and the hand-written cases
-// below, each run in dash and in bash with the job succeeding and failing, in a pod of its own whose sidecar
+// below, each run in dash, bash and busybox's ash with the job succeeding and failing, in a pod of its own whose sidecar
 // listens on Istio's ports (test/support/script-proof.ts). A script is broken when, by the shell its manifest names,
 // a failed job ends 0, the quit comes before the job, or (Never) a run ends without an effective quit, or
 // (OnFailure) a quit follows a failed job or none follows a success. --check must report an error naming one of
@@ -24,8 +24,10 @@ import { parseSource } from '../../src/manifest/yaml/source.ts';
 import {
   DEFAULT_COUNT,
   DEFAULT_SEED,
+  DEFAULT_VARIANTS,
   type GeneratedScript,
   generateScripts,
+  generateVariants,
   wrapperScript,
   writtenScript,
 } from '../support/script-grammar.ts';
@@ -41,6 +43,7 @@ import {
 
 const SEED = Number(process.env['SCRIPT_PROOF_SEED'] ?? DEFAULT_SEED);
 const COUNT = Number(process.env['SCRIPT_PROOF_COUNT'] ?? DEFAULT_COUNT);
+const VARIANTS = Number(process.env['SCRIPT_PROOF_VARIANTS'] ?? DEFAULT_VARIANTS);
 
 const QUIT = `curl -fsS -X POST http://localhost:${istioPort('status')}/quitquitquit`;
 const PROXY_PROCESS = 'pilot-agent';
@@ -142,6 +145,78 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
     ),
     [],
   ],
+  // Each shell by its own rules: bash's syntax under sh, the quit's path, scheme and method, defaults and unset variables.
+  [
+    writtenScript('written-array-under-dash', 'sh', 'Never', `migrate; rc=$?\nflags=(a b)\n${QUIT}\nexit $rc`),
+    [...NO_QUIT, 'succeeded-job-ends-non-zero'],
+  ],
+  [
+    writtenScript('written-array-under-ash', 'sh', 'Never', `migrate; rc=$?\nflags=(a b)\n${QUIT}\nexit $rc`, {
+      image: ['alpine:3.20', 'ash'],
+    }),
+    [...NO_QUIT, 'succeeded-job-ends-non-zero'],
+  ],
+  [
+    writtenScript('written-double-bracket-under-ash', 'sh', 'Never', `migrate; rc=$?; [[ $rc -eq 0 ]] && echo ok; ${QUIT}; exit $rc`, {
+      image: ['alpine:3.20', 'ash'],
+    }),
+    [],
+  ],
+  [
+    writtenScript('written-pipestatus-under-dash', 'sh', 'Never', `migrate | tee job.log; rc=\${PIPESTATUS[0]}; ${QUIT}; exit $rc`),
+    [...NO_QUIT, 'succeeded-job-ends-non-zero'],
+  ],
+  [
+    writtenScript(
+      'written-quit-path-short',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -s -X POST http://localhost:${istioPort('status')}/quit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [
+    writtenScript(
+      'written-quit-https',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -sk -X POST https://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [
+    writtenScript(
+      'written-quit-method-lower',
+      'bash',
+      'Never',
+      `migrate; rc=$?; curl -s -X post http://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [
+    writtenScript(
+      'written-quit-get-data',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -s -G -d now=1 http://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    NO_QUIT,
+  ],
+  [
+    writtenScript(
+      'written-quit-url-default',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -fsS -X POST "\${QUIT_URL:-http://127.0.0.1:${istioPort('status')}/quitquitquit}"; exit $rc`,
+    ),
+    [],
+  ],
+  [writtenScript('written-quit-guard-unset', 'sh', 'Never', `migrate; rc=$?; [ -n "$ISTIO_ENABLED" ] && ${QUIT}; exit $rc`), NO_QUIT],
+  [
+    writtenScript('written-set-u-unset', 'bash', 'Never', `set -u; migrate; rc=$?; echo "$JOB_MODE"; ${QUIT}; exit $rc`),
+    [...NO_QUIT, 'succeeded-job-ends-non-zero'],
+  ],
+  [writtenScript('written-exit-256', 'sh', 'Never', `migrate || exit 256; ${QUIT}`), ['failed-job-ends-0', 'no-quit-after-failure']],
   // This project's wrapper, told not to quit, or to quit only after a success under Never.
   [wrapperScript('written-wrapper-quit-never', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'never'] }), NO_QUIT],
   [wrapperScript('written-wrapper-quit-equals-never', 'sh', 'Never', 'migrate', { flags: [`${QUIT_FLAG}=never`] }), NO_QUIT],
@@ -152,12 +227,12 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
 ];
 
 const unavailable = proofUnavailable();
-const generated = generateScripts(SEED, COUNT);
+const generated = [...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS)];
 process.stderr.write(
-  `script proof: ${COUNT} scripts from seed ${SEED} (SCRIPT_PROOF_SEED=${SEED} SCRIPT_PROOF_COUNT=${COUNT} to repeat)\n`,
+  `script proof: ${COUNT} scripts and ${VARIANTS} variants from seed ${SEED} (SCRIPT_PROOF_SEED=${SEED} SCRIPT_PROOF_COUNT=${COUNT} SCRIPT_PROOF_VARIANTS=${VARIANTS} to repeat)\n`,
 );
 
-describe(`--check agrees with dash and bash on ${COUNT} generated scripts (seed ${SEED}) and ${WRITTEN.length} written ones`, {
+describe(`--check agrees with dash, bash and busybox ash on ${COUNT + VARIANTS} generated scripts (seed ${SEED}) and ${WRITTEN.length} written ones`, {
   skip: unavailable,
 }, () => {
   const proven = new Map<string, Proven>();
@@ -176,7 +251,7 @@ describe(`--check agrees with dash and bash on ${COUNT} generated scripts (seed 
   };
 
   test('the same seed makes the same scripts, and another seed others', () => {
-    assert.deepEqual(generateScripts(SEED, COUNT), generated);
+    assert.deepEqual([...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS)], generated);
     assert.notDeepEqual(
       generateScripts(SEED + 1, COUNT).map((script) => script.manifest),
       generated.map((script) => script.manifest),

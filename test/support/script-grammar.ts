@@ -22,6 +22,8 @@ export interface GeneratedScript {
   readonly manifest: string;
   /** The shapes it was made of, for a reader of the disagreements. */
   readonly shapes: readonly string[];
+  /** The shell whose runs are the truth, where not sh as dash or bash as itself (sh in an Alpine image: ash). */
+  readonly truth?: 'dash' | 'bash' | 'ash';
 }
 
 /** The scripts the proof makes unless told otherwise, and from which seed. */
@@ -420,7 +422,14 @@ function containerLines(r: Random, shell: Shell, script: string, oneLine: boolea
 }
 
 /** The Job around a script: an Istio sidecar asked for by label or annotation, as the corpus shows. */
-function manifestOf(where: 'labels' | 'annotations', id: string, policy: Policy, shares: boolean, container: readonly string[]): string {
+function manifestOf(
+  where: 'labels' | 'annotations',
+  id: string,
+  policy: Policy,
+  shares: boolean,
+  container: readonly string[],
+  image = `registry.example/${id}:1.0`,
+): string {
   const marker = (where === 'labels' ? ISTIO.template.inject?.labels[0] : ISTIO.template.inject?.annotations[0]) ?? '';
   return [
     'apiVersion: batch/v1',
@@ -438,7 +447,7 @@ function manifestOf(where: 'labels' | 'annotations', id: string, policy: Policy,
     ...(shares ? ['      shareProcessNamespace: true'] : []),
     '      containers:',
     '      - name: job',
-    `        image: registry.example/${id}:1.0`,
+    `        image: ${image}`,
     ...container,
     '',
   ].join('\n');
@@ -538,7 +547,12 @@ export function writtenScript(
   shell: Shell,
   policy: Policy,
   script: string,
-  options: { readonly prefix?: readonly string[]; readonly sharesProcesses?: boolean } = {},
+  options: {
+    readonly prefix?: readonly string[];
+    readonly sharesProcesses?: boolean;
+    /** The image, and the shell its sh is (an Alpine image's: ash). */
+    readonly image?: readonly [string, 'dash' | 'ash'];
+  } = {},
 ): GeneratedScript {
   const command = `        command: [${[...(options.prefix ?? []), shell, '-c', script].map((word) => JSON.stringify(word)).join(', ')}]`;
   return {
@@ -547,11 +561,121 @@ export function writtenScript(
     policy,
     script,
     shapes: ['written'],
-    manifest: manifestOf('labels', id, policy, options.sharesProcesses === true, [command]),
+    ...(options.image === undefined || shell === 'bash' ? {} : { truth: options.image[1] }),
+    manifest: manifestOf('labels', id, policy, options.sharesProcesses === true, [command], options.image?.[0]),
   };
 }
 
 /** COUNT scripts from SEED. */
 export function generateScripts(seed: number, count: number): GeneratedScript[] {
   return Array.from({ length: count }, (_, index) => generateScript(seed, index));
+}
+
+/** The scripts of the variants the proof makes besides, unless told otherwise. */
+export const DEFAULT_VARIANTS = 150;
+
+/** Images and what their sh is: Debian's dash, Alpine's ash, and one the manifest does not say (dash assumed). */
+const IMAGES: readonly (readonly [number, string, 'dash' | 'ash'])[] = [
+  [2, 'debian:12', 'dash'],
+  [2, 'alpine:3.20', 'ash'],
+  [1, 'python:3.12-alpine', 'ash'],
+  [2, 'registry.example/app:1.0', 'dash'],
+];
+
+/** Lines of bash's that other shells read otherwise (src/manifest/script/dialect.ts), each in a job's script. */
+const BASHISMS: readonly string[] = [
+  '[[ -f /tmp/done ]] && echo done',
+  'flags=(--all --verbose)',
+  'cat <<< "job finished"',
+  'echo "status ${rc/0/zero}"',
+  '[ "$rc" == 0 ] && echo ok',
+  'function note { echo "note: $1"; }',
+  'source /dev/null',
+  'declare -i tries=1',
+  'local note=done',
+  'let tries=1',
+  'cat <(echo done) >/dev/null',
+  'set -o errtrace',
+  'echo "${rc:0:1}"',
+  'echo "done" &> /dev/null',
+  'echo "${HOSTNAME^^}"',
+];
+
+/** Quits as scripts write them, right and wrong: paths, schemes and methods the sidecar answers or not, defaults. */
+const QUIT_VARIANTS: readonly (readonly [number, string, string])[] = [
+  [6, 'right', `curl -fsS -X POST http://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [1, 'path-short', `curl -fsS -X POST http://localhost:${STATUS_PORT}/quit`],
+  [1, 'path-upper', `curl -fsS -X POST http://127.0.0.1:${STATUS_PORT}${QUIT_PATH.toUpperCase()}`],
+  [1, 'path-slash', `curl -fsS -X POST http://localhost:${STATUS_PORT}${QUIT_PATH}/`],
+  [1, 'path-query', `curl -fsS -X POST 'http://localhost:${STATUS_PORT}${QUIT_PATH}?now=1'`],
+  [1, 'https', `curl -fsSk -X POST https://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [1, 'method-lower', `curl -fsS -X post http://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [1, 'request-lower', `curl -fsS --request post http://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [1, 'get-data', `curl -fsS -G -d now=1 http://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [1, 'get-x-post', `curl -fsS -G -X POST http://localhost:${STATUS_PORT}${QUIT_PATH}`],
+  [2, 'url-default', `curl -fsS -X POST "\${QUIT_URL:-http://127.0.0.1:${STATUS_PORT}${QUIT_PATH}}"`],
+  [2, 'port-default', `curl -fsS -X POST "http://localhost:\${STATUS_PORT:-${STATUS_PORT}}${QUIT_PATH}"`],
+  [1, 'port-unset', `curl -fsS -X POST "http://localhost:\${STATUS_PORT-}${QUIT_PATH}"`],
+];
+
+/** How the quit is guarded: not at all, or by a variable the container sets or not. */
+const GUARDS: readonly (readonly [number, string, (quit: string) => string, string | undefined])[] = [
+  [6, 'unguarded', (quit) => quit, undefined],
+  [1, 'guard-unset', (quit) => `[ -n "$ISTIO_ENABLED" ] && ${quit}`, undefined],
+  [1, 'guard-set', (quit) => `[ -n "$ISTIO_ENABLED" ] && ${quit}`, 'ISTIO_ENABLED'],
+  [1, 'if-unset', (quit) => `if [ "$MESH" = istio ]; then ${quit}; fi`, undefined],
+  [1, 'if-set', (quit) => `if [ "$MESH" = istio ]; then ${quit}; fi`, 'MESH'],
+];
+
+/**
+ * One script of the variants: sh in an image of known or unknown sh (or bash), maybe a line of bash's, maybe
+ * `set -u` and an unset variable, a quit right or wrong, guarded by a variable or not, the status kept or not.
+ */
+export function generateVariant(seed: number, index: number): GeneratedScript {
+  const r = new Random(seed ^ Math.imul(index + 7919, 0x85ebca6b));
+  const id = `variant-${String(index).padStart(3, '0')}`;
+  const shell: Shell = r.chance(0.8) ? 'sh' : 'bash';
+  const policy: Policy = r.chance(0.8) ? 'Never' : 'OnFailure';
+  const [, image, sh] = r.weighted(IMAGES.map((row) => [row[0], row] as const));
+  const [, quitShape, quitText] = r.weighted(QUIT_VARIANTS.map((row) => [row[0], row] as const));
+  const [, guardShape, guard, envName] = r.weighted(GUARDS.map((row) => [row[0], row] as const));
+  const shapes = [`image:${image}`, `quit:${quitShape}`, guardShape];
+  const job = r.pick(JOBS);
+  const statements: string[] = [];
+  if (r.chance(0.2)) {
+    statements.push('set -u');
+    shapes.push('set-u');
+  }
+  const bashism = r.chance(0.6) ? r.pick(BASHISMS) : undefined;
+  if (bashism !== undefined) shapes.push(`bash:${bashism}`);
+  const unset = r.chance(0.1) ? 'echo "mode: $JOB_MODE"' : undefined;
+  if (unset !== undefined) shapes.push('unset-variable');
+  const quit = guard(quitText);
+  const form = r.weighted([
+    [5, 'saved-status'],
+    [2, 'and-quit'],
+    [2, 'exit-trap'],
+  ] as const);
+  shapes.push(form);
+  const middle = [...(bashism === undefined ? [] : [bashism]), ...(unset === undefined ? [] : [unset])];
+  if (form === 'saved-status') statements.push(job, 'rc=$?', ...middle, quit, r.pick(['exit $rc', 'exit "$rc"']));
+  else if (form === 'and-quit') statements.push(...middle, `${job} && ${quit}`);
+  else statements.push(`cleanup() { ${quit}; }`, 'trap cleanup EXIT', ...middle, job);
+  const script = join(statements, false);
+  const env = envName === undefined ? [] : envLines([`- name: ${envName}`, `  value: ${envName === 'MESH' ? 'istio' : '"1"'}`]);
+  const container = [...env, ...containerLines(r, shell, script, false, shapes)];
+  return {
+    id,
+    shell,
+    policy,
+    script,
+    shapes,
+    truth: shell === 'bash' ? 'bash' : sh,
+    manifest: manifestOf('labels', id, policy, false, container, image),
+  };
+}
+
+/** COUNT variants from SEED. */
+export function generateVariants(seed: number, count: number): GeneratedScript[] {
+  return Array.from({ length: count }, (_, index) => generateVariant(seed, index));
 }

@@ -2,19 +2,20 @@
 // counts by kind, then each disagreement with its script, what each shell did, the truth and --check's findings.
 // Needs root.
 //
-//   npx node test/support/script-proof-main.ts [--seed N] [--count N] [--samples N] [--all]
+//   npx node test/support/script-proof-main.ts [--seed N] [--count N] [--variants N] [--samples N] [--all]
 //
 // --samples N prints N generated manifests and runs nothing; --all prints every script, not only disagreements.
 
 import { parseArgs } from 'node:util';
 import { loadShellParser } from '../../src/manifest/script/shell.ts';
-import { DEFAULT_COUNT, DEFAULT_SEED, generateScripts } from './script-grammar.ts';
+import { DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_VARIANTS, generateScripts, generateVariants } from './script-grammar.ts';
 import { describe, proofUnavailable, prove } from './script-proof.ts';
 
 const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: String(DEFAULT_SEED) },
     count: { type: 'string', default: String(DEFAULT_COUNT) },
+    variants: { type: 'string', default: String(DEFAULT_VARIANTS) },
     samples: { type: 'string' },
     all: { type: 'boolean', default: false },
   },
@@ -25,7 +26,12 @@ if (!Number.isInteger(seed) || !Number.isInteger(count) || count < 1) {
   process.stderr.write(`script-proof: --seed ${values.seed} --count ${values.count}: both are whole numbers, the count 1 or more\n`);
   process.exit(2);
 }
-const scripts = generateScripts(seed, count);
+const variants = Number(values.variants);
+if (!Number.isInteger(variants) || variants < 0) {
+  process.stderr.write(`script-proof: --variants ${values.variants}: a whole number, 0 or more\n`);
+  process.exit(2);
+}
+const scripts = [...generateScripts(seed, count), ...generateVariants(seed, variants)];
 if (values.samples !== undefined) {
   for (const script of scripts.slice(0, Number(values.samples)))
     process.stdout.write(`# ${script.id}: ${script.shapes.join(', ')}\n${script.manifest}---\n`);
@@ -64,14 +70,14 @@ function byShape(): string {
 for (const one of proven) if (values.all || one.agreement !== 'agrees') process.stdout.write(`${describe(one)}\n\n`);
 process.stdout.write(
   [
-    `seed ${seed}: ${count} scripts, ${count * 4} runs in ${seconds} s; ${broken.length} broken, ${count - broken.length} work (by the manifest's shell)`,
+    `seed ${seed}: ${scripts.length} scripts, ${scripts.length * 6} runs in ${seconds} s; ${broken.length} broken, ${scripts.length - broken.length} work (by the manifest's shell)`,
     `agreement: ${tally(proven.map((one) => one.agreement))}`,
     `problems of the broken: ${tally(broken.flatMap((one) => one.problems))}`,
     `missed, by problem: ${tally(proven.filter((one) => one.agreement === 'missed').flatMap((one) => one.problems))}`,
     `false errors, by rule: ${tally(proven.filter((one) => one.agreement === 'false-error').flatMap((one) => one.findings.filter((f) => f.level === 'error').map((f) => f.rule)))}`,
     `another rule, by rule found: ${tally(proven.filter((one) => one.agreement === 'other-rule').flatMap((one) => one.findings.filter((f) => f.level === 'error').map((f) => f.rule)))}`,
     `disagreements of the scripts with each shape (the most first): ${byShape()}`,
-    `dash and bash differ on ${proven.filter((one) => one.otherProblems !== undefined).length} scripts (the manifest's shell decides)`,
+    `the shells differ on ${proven.filter((one) => one.otherProblems !== undefined).length} scripts (the manifest's shell decides)`,
     '',
   ].join('\n'),
 );

@@ -1,10 +1,10 @@
-// The proof of --check against real shells: each generated script runs in dash and in bash, once with the job
+// The proof of --check against real shells: each generated script runs in dash, bash and busybox's ash, once with the job
 // succeeding and once with it failing, inside a pod of its own (test/support/fixtures/proof-pod.c: a private
 // network and PID namespace whose sidecar answers on Istio's real ports, and whose processes run where the pod shares
 // them); real curl, wget, busybox wget, python3, node, pkill, timeout, tini and dumb-init; stand-ins only for the
 // job and for pilot-agent; the built wrapper where a manifest runs it. What really happened (an effective quit before or after the job, the container's status)
-// says whether the script works, by the shell the manifest names (sh is Debian's dash); the other shell's result is
-// kept beside it. Then --check reads every manifest in one run, and each verdict is compared with the truth.
+// says whether the script works, by the shell the manifest names (sh is what the image's sh is: Debian's dash,
+// Alpine's ash); the other shells' results are kept beside it. Then --check reads every manifest in one run, and each verdict is compared with the truth.
 // Needs root (namespaces), gcc and the build.
 
 import { execFileSync } from 'node:child_process';
@@ -20,9 +20,9 @@ import { runManifest } from '../../src/manifest/cli/cli.ts';
 import { FIXTURES, NODE, start, WRAPPER } from './process.ts';
 import { type GeneratedScript, JOB_PROGRAMS } from './script-grammar.ts';
 
-export type ShellName = 'dash' | 'bash';
+export type ShellName = 'dash' | 'bash' | 'ash';
 export type JobOutcome = 'success' | 'failure';
-const SHELLS: readonly ShellName[] = ['dash', 'bash'];
+const SHELLS: readonly ShellName[] = ['dash', 'bash', 'ash'];
 const CLASSIC_STATUS = JSON.stringify({ containers: [PROXY_CONTAINER] });
 const OUTCOMES: readonly JobOutcome[] = ['success', 'failure'];
 /** The failed job's status: not 1, so a status made up by the script is told from the job's. */
@@ -53,18 +53,22 @@ export interface Run {
 /** Rules whose truth depends on the image's sh: warnings, which a run in dash proves. */
 const DIALECT_RULES = ['sh-pipefail'] as const;
 
+/** The rules that name a quit that never comes, whatever the job did. */
+const NO_QUIT_RULES = [
+  'sh-pipefail',
+  'quit-wrong-method',
+  'quit-unheard',
+  'bashism-under-sh',
+  'quit-only-on-signal',
+  'wrapper-never-quits',
+  'unwrapped',
+] as const;
+
 export const PROBLEMS = {
-  'failed-job-ends-0': ['exit-code-lost'],
-  'no-quit-after-failure': [
-    'sh-pipefail',
-    'quit-skipped-on-failure',
-    'quit-wrong-method',
-    'quit-only-on-signal',
-    'wrapper-never-quits',
-    'unwrapped',
-  ],
-  'no-quit-after-success': ['sh-pipefail', 'quit-wrong-method', 'quit-only-on-signal', 'wrapper-never-quits', 'unwrapped'],
-  'quit-before-job': ['quit-before-job'],
+  'failed-job-ends-0': ['exit-code-lost', 'bashism-under-sh'],
+  'no-quit-after-failure': ['quit-skipped-on-failure', ...NO_QUIT_RULES],
+  'no-quit-after-success': NO_QUIT_RULES,
+  'quit-before-job': ['quit-before-job', 'bashism-under-sh'],
   'quit-after-failure': ['onfailure-quit-always'],
   // Any error: these come with one of the above, or from a script that never gets to its job.
   'succeeded-job-ends-non-zero': [],
@@ -100,8 +104,8 @@ export interface Proven {
   readonly shell: ShellName;
   readonly runs: Readonly<Record<ShellName, Readonly<Record<JobOutcome, Run>>>>;
   readonly problems: readonly Problem[];
-  /** The other shell's truth, where it differs. */
-  readonly otherProblems?: readonly Problem[];
+  /** The other shells' truth, each where it differs. */
+  readonly otherProblems?: Readonly<Partial<Record<ShellName, readonly Problem[]>>>;
   readonly findings: readonly CheckFinding[];
   readonly agreement: Agreement;
   /** The rules that would name its problems (empty: any error does). */
@@ -159,12 +163,13 @@ function containerOf(manifest: string): Container {
   };
 }
 
-/** The argv with its shell (the first sh or bash, after any program in front of it) replaced by SHELL. */
+/** The argv with its shell (the first sh or bash, after any program in front of it) replaced by SHELL (ash: busybox's, from the stage). */
 function withShell(argv: readonly string[], shell: ShellName): string[] {
   const at = argv.findIndex((word) => basename(word) === 'sh' || basename(word) === 'bash');
   if (at < 0) throw new Error(`no shell in ${JSON.stringify(argv)}`);
   const word = argv[at] as string;
-  return argv.map((item, index) => (index === at ? (word.includes('/') ? join(dirname(word), shell) : shell) : item));
+  const named = shell === 'ash' || !word.includes('/') ? shell : join(dirname(word), shell);
+  return argv.map((item, index) => (index === at ? named : item));
 }
 
 /** The directory the pods run from: the pod, the stand-ins, one work directory per pod, the outputs. */
@@ -188,6 +193,7 @@ function stage(): Stage {
   for (const program of JOB_PROGRAMS) if (!program.endsWith('.sh')) symlinkSync(pod, join(bin, program));
   for (const process of ISTIO.template.processes) symlinkSync(pod, join(sidecar, process));
   symlinkSync(NODE, join(bin, 'node'));
+  symlinkSync(execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).trim(), join(bin, 'ash'));
   symlinkSync(WRAPPER, join(bin, PROGRAM));
   // pilot-agent's own commands as a job's script uses them: `request METHOD PATH` goes to Envoy's admin port.
   const ready = `http://localhost:${istioPort('health')}${ISTIO.ready?.path ?? ''}`;
@@ -363,17 +369,19 @@ export async function prove(scripts: readonly GeneratedScript[], options: { pods
           Object.fromEntries(OUTCOMES.map((outcome) => [outcome, runOf(results.get(`${script.id}.${shell}.${outcome}`))])),
         ]),
       ) as Record<ShellName, Record<JobOutcome, Run>>;
-      const shell: ShellName = script.shell === 'sh' ? 'dash' : 'bash';
-      const other: ShellName = shell === 'dash' ? 'bash' : 'dash';
+      const shell: ShellName = script.truth ?? (script.shell === 'sh' ? 'dash' : 'bash');
       const problems = problemsOf(script.policy, runs[shell].success, runs[shell].failure);
-      const otherProblems = problemsOf(script.policy, runs[other].success, runs[other].failure);
+      const others = SHELLS.filter((one) => one !== shell).map(
+        (one) => [one, problemsOf(script.policy, runs[one].success, runs[one].failure)] as const,
+      );
+      const otherProblems = Object.fromEntries(others.filter(([, found]) => found.join() !== problems.join()));
       const found = findings.get(script.id) ?? [];
       return {
         script,
         shell,
         runs,
         problems,
-        ...(otherProblems.join() === problems.join() ? {} : { otherProblems }),
+        ...(Object.keys(otherProblems).length === 0 ? {} : { otherProblems }),
         findings: found,
         ...agreementOf(problems, found),
       };
@@ -397,7 +405,11 @@ export function describe(proven: Proven): string {
       (shell) =>
         `  ${shell.padEnd(4)}: job succeeds: ${runText(proven.runs[shell].success)}; job fails: ${runText(proven.runs[shell].failure)}${shell === proven.shell ? '  <- the truth' : ''}`,
     ),
-    `  truth: ${proven.problems.length === 0 ? 'works' : `broken: ${proven.problems.join(', ')}`}${proven.otherProblems === undefined ? '' : ` (in ${proven.shell === 'dash' ? 'bash' : 'dash'}: ${proven.otherProblems.length === 0 ? 'works' : proven.otherProblems.join(', ')})`}`,
+    `  truth: ${proven.problems.length === 0 ? 'works' : `broken: ${proven.problems.join(', ')}`}${Object.entries(
+      proven.otherProblems ?? {},
+    )
+      .map(([shell, found]) => ` (in ${shell}: ${found.length === 0 ? 'works' : found.join(', ')})`)
+      .join('')}`,
     `  expected: ${proven.problems.length === 0 ? 'no error' : proven.expected.length === 0 ? 'any error' : `an error of ${proven.expected.join(' or ')}`}`,
     ...(proven.findings.length === 0
       ? ['  --check: nothing']

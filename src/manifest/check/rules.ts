@@ -15,6 +15,7 @@ import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Sou
 import type { Event, Path } from '../script/state.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
 import { requestOf } from '../script/requests.ts';
+import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 
@@ -50,8 +51,8 @@ interface Subject {
   readonly pods: readonly Pod[];
 }
 
-/** A finding at a line (a node's, a pair's key's, or a number). */
-type Report = (at: Node | Pair | number | null | undefined, message: string) => void;
+/** A finding at a line (a node's, a pair's key's, or a number), at the rule's level unless told. */
+type Report = (at: Node | Pair | number | null | undefined, message: string, level?: Level) => void;
 
 interface Rule {
   readonly id: string;
@@ -370,6 +371,28 @@ const ROWS = [
     },
   },
   {
+    id: 'quit-unheard',
+    level: 'error',
+    finds:
+      "a quit its sidecar never acts on: a path it does not serve (404), https to its plain HTTP, the pod's own address instead of loopback (403)",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.containers) {
+          for (const aimed of container.aimed) {
+            if (aimed.unheard === undefined) continue;
+            const kind = aimed.kind ?? ISTIO;
+            const port = pod.sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[kind.quit.listener]?.port;
+            report(
+              aimed.line,
+              `container ${container.name}: this quit is never heard: ${aimed.unheard}, so the sidecar keeps running: ` +
+                `quit with a POST to http://localhost:${port}${kind.quit.path}, or ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
     id: 'wrapped-wrong-command',
     level: 'error',
     finds: 'a wrapper (linkerd-await --shutdown, istio-job-run) that runs a command other than the job',
@@ -590,6 +613,33 @@ const ROWS = [
     },
   },
   {
+    id: 'bashism-under-sh',
+    level: 'error',
+    finds:
+      "a construct of bash's in a script that dash or busybox's ash runs (as sh): a syntax error, command not found, or a fatal error there; a warning where it changes neither the quit nor the status",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          const script = container.script;
+          const constructs = script?.facts.constructs;
+          if (script === undefined || constructs === undefined) continue;
+          const said = new Set<string>();
+          for (const { id, place } of constructs.found) {
+            if (said.has(id)) continue;
+            said.add(id);
+            report(
+              scriptLine(container, place.row, place.column),
+              `container ${container.name}: ${constructMessage(id, script.shell, String(script.node.value))}${
+                constructs.changes ? ', which changes what the script tells the sidecar or the status it ends with' : ''
+              }: ${CONSTRUCTS[id].fix}, or run the script with bash (bash -c)`,
+              constructs.changes ? 'error' : 'warning',
+            );
+          }
+        }
+      }
+    },
+  },
+  {
     id: 'pod-failure-policy-container',
     level: 'warning',
     finds: "a podFailurePolicy that the sidecar's exit codes can trip",
@@ -684,7 +734,7 @@ export function check(
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const row of ROWS as readonly Rule[]) {
-    row.check({ source, pods }, (at, message) => {
+    row.check({ source, pods }, (at, message, level = row.level) => {
       const line = typeof at === 'number' ? at : lineOf(source, at as Node | Pair);
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
@@ -693,7 +743,7 @@ export function check(
       findings.push({
         line,
         ...(column === undefined ? {} : { column }),
-        level: row.level,
+        level,
         rule: row.id as RuleId,
         message,
         advisesInject: message.includes(WRAP),
@@ -716,6 +766,32 @@ function quitPathIn(value: string): boolean {
 const quitPath = (node: unknown): boolean => scalars(node).some(({ value }) => quitPathIn(value));
 
 /** The file's line of a place in a container's script. */
+/** What the shell running a script makes of construct ID, and which shell that is (and why: the image, or assumed). */
+function constructMessage(id: ConstructId, shell: NonNullable<ContainerFacts['script']>['shell'], text: string): string {
+  const name = DIALECT_NAMES[shell.dialect];
+  const which =
+    shell.program !== 'sh'
+      ? `${shell.program} is ${name}`
+      : shell.imageKnown
+        ? `sh in ${shell.image} is ${name}`
+        : `sh here is taken to be ${name} (Debian's and Ubuntu's; the image ${shell.image || '(none)'} does not say which sh it has)`;
+  const hashBang = /^\s*#!\S*bash/.test(text) ? " (the script's #! line is a comment to a shell run with -c)" : '';
+  const behaviour = behaviourOf(shell.dialect, id);
+  const does =
+    behaviour === 'syntax'
+      ? 'which it cannot parse: the shell ends with status 2 before this line runs'
+      : behaviour === 'fatal'
+        ? 'which ends the shell with status 2 here'
+        : behaviour === 'exit'
+          ? 'where it ends the whole shell, as exit does'
+          : behaviour === 'misread'
+            ? 'which it reads as commands in subshells, with a status bash would not give'
+            : behaviour === 'background'
+              ? 'which it reads as `cmd &` then `> FILE`: the command runs in the background, and its status is lost'
+              : `which fails there with status ${behaviour}${behaviour === 127 ? ' (command not found)' : ''}`;
+  return `${CONSTRUCTS[id].written} is bash's, and ${which}${hashBang}, ${does}`;
+}
+
 function scriptLine(container: ContainerFacts, row: number, column: number): number {
   const script = container.script;
   if (script === undefined) return 0;

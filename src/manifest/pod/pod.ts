@@ -21,7 +21,8 @@ import {
   settingOn,
 } from '../../config/kinds.ts';
 import type { Request } from '../script/requests.ts';
-import { ashImage, basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import {
   entries,
@@ -75,6 +76,11 @@ export interface RequestTarget {
   readonly kind?: SidecarKind;
   /** A quit sent to Envoy's own admin port. */
   readonly envoyAdmin?: boolean;
+  /**
+   * Why the sidecar it is aimed at does not act on what is meant as a quit (then `what` is other): a path it
+   * answers 404, a scheme other than the plain HTTP it serves, the pod's own address instead of loopback.
+   */
+  readonly unheard?: string;
   readonly line: number;
 }
 
@@ -96,6 +102,8 @@ export interface ContainerFacts {
     readonly lines: ValueLines;
     /** A folded block scalar that joined commands into one line: the line of each joined command. */
     readonly joined: readonly number[];
+    /** The shell that runs it, and whether the image said what its sh is (false: dash assumed). */
+    readonly shell: { readonly dialect: Dialect; readonly program: string; readonly image: string; readonly imageKnown: boolean };
   };
   readonly aimed: readonly RequestTarget[];
   /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
@@ -469,19 +477,24 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
   const scriptNode = shell === undefined ? undefined : nodes[at + shell.at];
   if (shell !== undefined && scriptNode !== undefined && isScalar(scriptNode) && typeof scriptNode.value === 'string') {
     const lines = valueLines(source, scriptNode);
+    const image = text(get(node, 'image')) ?? '';
+    const sh = shOfImage(image);
+    const viaBusybox = basename(words[at - 1] ?? '') === 'busybox' || basename(words[at] ?? '') === 'busybox';
+    const program = basename(words[at + (basename(words[at] ?? '') === 'busybox' ? 1 : 0)] ?? '');
+    const dialect = dialectOfProgram(program, sh.dialect, viaBusybox) ?? 'bash';
     script = {
       node: scriptNode,
       facts: readScript(
         scriptNode.value,
-        // `busybox sh` is ash, which has pipefail, and so is the sh of an image known to be Alpine's or busybox's.
-        {
-          errexit: shell.errexit,
-          pipefail: shell.pipefail,
-          refusesPipefail:
-            shell.refusesPipefail && basename(words[at - 1] ?? '') !== 'busybox' && !ashImage(text(get(node, 'image')) ?? ''),
-        },
-        containerEnv(node),
+        { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset, dialect, sh: sh.dialect },
+        ...scriptEnv(node),
       ),
+      shell: {
+        dialect,
+        program: viaBusybox ? `busybox ${program}` : program,
+        image,
+        imageKnown: sh.known || program !== 'sh' || viaBusybox,
+      },
       lines,
       joined: scriptNode.type === 'BLOCK_FOLDED' ? joinedCommands(lines, source) : [],
     };
@@ -516,6 +529,19 @@ function containerEnv(container: Node): Map<string, string> {
     if (name !== undefined && value !== undefined) env.set(name, value);
   }
   return env;
+}
+
+/**
+ * The environment a container's script starts with, as far as the manifest says: each variable of its `env`, with
+ * its value or (valueFrom) undefined, the pod setting it at run time; and whether that is all (no envFrom).
+ */
+function scriptEnv(container: Node): [Map<string, string | undefined>, boolean] {
+  const env = new Map<string, string | undefined>();
+  for (const entry of items(get(container, 'env'))) {
+    const name = text(get(entry, 'name'));
+    if (name !== undefined) env.set(name, get(entry, 'valueFrom') === undefined ? (text(get(entry, 'value')) ?? '') : undefined);
+  }
+  return [env, get(container, 'envFrom') === undefined];
 }
 
 /** The lines of a folded block scalar that YAML joined onto the line before, each starting what reads as a new command. */
@@ -582,9 +608,9 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
     };
   const path = request.path ?? '/';
   const port = request.port;
-  if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return { ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true };
+  if (path === ISTIO.quit.path && port === ENVOY_ADMIN_PORT) return heard({ ...aimed, what: 'quit', kind: ISTIO, envoyAdmin: true });
   for (const kind of kinds) {
-    if (path === kind.quit.path && port === portOf(kind, kind.quit.listener)) return { ...aimed, what: 'quit', kind };
+    if (path === kind.quit.path && port === portOf(kind, kind.quit.listener)) return heard({ ...aimed, what: 'quit', kind });
   }
   for (const kind of kinds) {
     if (kind.ready === undefined) continue;
@@ -593,12 +619,50 @@ function aimedAt(aimed: RequestTarget, sidecars: readonly PodSidecar[], sharesPr
   }
   // The right path on another port: the kind of the pod's sidecars that has that path.
   // Not on another listener of a sidecar's: Envoy's health port answers a quit with 404.
-  const otherListener = sidecars.some((sidecar) =>
+  const meant = LOOPBACK_QUIT.test(path) && request.method !== 'HEAD';
+  const otherListener = sidecars.find((sidecar) =>
     sidecar.kind.listeners.some((listener, index) => index !== sidecar.kind.quit.listener && listener.port === port),
   );
-  if (otherListener) return { ...aimed, what: 'other' };
+  if (otherListener !== undefined) {
+    const listener = otherListener.kind.listeners.find((one) => one.port === port)?.name ?? '';
+    return meant
+      ? {
+          ...aimed,
+          what: 'other',
+          kind: otherListener.kind,
+          unheard: `port ${port} is the ${otherListener.kind.label}'s ${listener} listener, which has no ${path} (404)`,
+        }
+      : { ...aimed, what: 'other' };
+  }
   const byPath = sidecars.find((sidecar) => sidecar.kind.quit.path === path);
-  if (byPath !== undefined) return { ...aimed, what: 'quit', kind: byPath.kind };
-  if (LOOPBACK_QUIT.test(path) && request.method !== 'HEAD') return { ...aimed, what: 'quit' };
+  if (byPath !== undefined) return heard({ ...aimed, what: 'quit', kind: byPath.kind });
+  // A quit's port whose sidecar serves another path there: it answers 404 (each sidecar matches its path exactly).
+  const atPort = sidecars.find((sidecar) => sidecar.quitPort === port);
+  if (meant && atPort !== undefined) {
+    return {
+      ...aimed,
+      what: 'other',
+      kind: atPort.kind,
+      unheard: `the ${atPort.kind.label} has no ${path} on port ${port} (404): its quit is ${atPort.kind.quit.path}, exactly as written`,
+    };
+  }
+  if (meant) return heard({ ...aimed, what: 'quit' });
   return { ...aimed, what: 'other' };
+}
+
+/** A quit as the sidecar hears it: none over a scheme other than http, nor from the pod's own address (403). */
+function heard(target: RequestTarget): RequestTarget {
+  const { scheme, podAddress } = target.request;
+  const label = target.kind === undefined ? 'sidecar' : target.kind.label;
+  if (scheme !== undefined && scheme !== 'http') {
+    return { ...target, what: 'other', unheard: `it speaks ${scheme} to the ${label}, which serves plain HTTP: no quit is sent` };
+  }
+  if (podAddress === true) {
+    return {
+      ...target,
+      what: 'other',
+      unheard: `${target.request.host} is the pod's own address, not loopback, and the ${label} takes a quit from loopback only (403)`,
+    };
+  }
+  return target;
 }

@@ -4,7 +4,8 @@
 // script (`sh -c`), a function the script defined, one that speaks to a sidecar (the hooks say), bookkeeping,
 // or the job's work.
 
-import { BOOKKEEPING, basename, FILTERS, innerCommand, shellOptions, shellScript } from './commands.ts';
+import { BOOKKEEPING, basename, FILTERS, innerCommand, shellOptions, shellScript, stdinShell } from './commands.ts';
+import { behaviourOf, commandConstruct, dialectOfProgram, lacksOption } from './dialect.ts';
 import type { Place } from './requests.ts';
 import {
   type Context,
@@ -19,6 +20,7 @@ import {
   put,
   type Scope,
   type State,
+  stopShell,
   without,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
@@ -26,6 +28,8 @@ import { integer, testWords } from './words.ts';
 
 /** The status of the job's command that fails, in the failing world. */
 const WORK_STATUS = 1;
+/** A command the shell does not find. */
+const NOT_FOUND = 127;
 
 /** A simple command as its steps see it: the words from its program on, once the wrappers are taken off. */
 interface Call {
@@ -73,6 +77,12 @@ export function simple(
     key,
   };
   if (call.replaces && rest.length === 0) return set(call, 0);
+  // A builtin of bash's that this shell lacks: command not found.
+  const lacking = state.dialect === 'bash' ? undefined : commandConstruct(call.program);
+  const status = lacking === undefined ? 'ok' : behaviourOf(state.dialect, lacking);
+  if (typeof status === 'number') return set(call, status);
+  const alias = aliasOf(call);
+  if (alias !== undefined) return alias;
   const builtin = BUILTINS.get(call.program);
   if (builtin !== undefined) return builtin(call);
   return shellRun(call) ?? functionCall(call) ?? speaking(call) ?? other(call);
@@ -105,7 +115,16 @@ function replaced(call: Call, states: State[]): State[] {
 function exitOrReturn(call: Call): State[] {
   const { state, rest, known } = call;
   const code = known[1];
-  const status = rest.length < 2 ? state.status : code === undefined ? undefined : integer(code);
+  let status = rest.length < 2 ? state.status : code === undefined ? undefined : integer(code);
+  // A word that is no number, or (in dash and ash) a negative one: "Illegal number", and the shell ends with 2.
+  if (rest.length >= 2 && code !== undefined && (status === undefined || (status < 0 && !state.dialect.startsWith('bash')))) status = 2;
+  if (call.program === 'return' && state.depth === 0) {
+    // Outside a function: dash and ash exit; bash fails the command (as sh, it ends with 2).
+    const outside = behaviourOf(state.dialect, 'return-outside-function');
+    if (outside === 'fatal') return stopShell(state, 2, call.place, written(call));
+    if (typeof outside === 'number') return set(call, outside);
+  }
+  // The status is the number modulo 256: `exit 256` is 0, `exit -1` in bash 255.
   set(call, status === undefined ? undefined : ((status % 256) + 256) % 256, 'exit');
   if (call.program === 'return' && state.depth > 0) state.done = 'return';
   else {
@@ -125,6 +144,7 @@ function loopJump(call: Call): State[] {
 function setOptions(call: Call): State[] {
   const { state, rest } = call;
   for (const option of shellOptions(rest.slice(1))) {
+    if (lacksOption(state.dialect, option.name)) return stopShell(state, 2, call.place, written(call));
     if (option.name === 'pipefail' && option.on && state.refusesPipefail) {
       // An error of a special builtin: the shell ends before any option of this set takes effect.
       set(call, 2, 'exit');
@@ -136,6 +156,7 @@ function setOptions(call: Call): State[] {
   }
   for (const option of shellOptions(rest.slice(1))) {
     if (option.name === 'errexit') state.errexit = option.on;
+    if (option.name === 'nounset') state.nounset = option.on;
     if (option.name === 'pipefail') state.pipefail = option.on;
   }
   return set(call, 0);
@@ -159,6 +180,8 @@ function testCommand(call: Call): State[] {
 
 /** `source FILE` and `. FILE`: what the file does is not in the manifest. */
 function sourced(call: Call): State[] {
+  // /dev/null is empty: sourcing it runs nothing.
+  if (call.known[1] === '/dev/null') return set(call, 0);
   call.state.unknown ??= `it runs ${call.rest[1] ?? 'a file'}, which the manifest does not show`;
   return set(call, undefined);
 }
@@ -173,6 +196,43 @@ function evaluated(call: Call): State[] {
   }
   const parsed = context.hooks.parse(text.join(' '), call.place);
   return parsed === undefined ? set(call, undefined) : context.walk.sequence(parsed.root, [state], parsed, context);
+}
+
+/**
+ * A command whose first word is an alias, where the shell expands aliases (dash, ash and bash as sh always; bash
+ * after `shopt -s expand_aliases`): the alias's text with the other words, run as a script here.
+ */
+function aliasOf(call: Call): State[] | undefined {
+  const { state, context } = call;
+  const name = call.rest[0] ?? '';
+  const alias = state.aliases.size === 0 ? undefined : state.aliases.get(name);
+  if (alias === undefined || (state.dialect === 'bash' && !state.expandAliases)) return undefined;
+  // An alias whose text starts with its own name runs the command of that name.
+  if (alias.text.split(/\s/)[0] === name) return undefined;
+  const parsed = context.hooks.parse(
+    [alias.text, ...call.rest.slice(1).map((word, index) => call.nodes[index + 1]?.text ?? word)].join(' '),
+    call.place,
+  );
+  return parsed === undefined ? undefined : context.walk.sequence(parsed.root, [state], parsed, context);
+}
+
+/** `alias NAME=TEXT...`: kept for the commands after it; `unalias NAME` forgets one. */
+function aliasCommand(call: Call): State[] {
+  const { state } = call;
+  for (const word of call.known.slice(1)) {
+    const match = word === undefined ? null : /^([^=\s]+)=([\s\S]*)$/.exec(word);
+    if (match === null) continue;
+    if (call.program === 'alias') state.aliases = put(state.aliases, match[1] as string, { text: match[2] as string, place: call.place });
+  }
+  if (call.program === 'unalias') for (const word of call.rest.slice(1)) state.aliases = without(state.aliases, word);
+  return set(call, 0);
+}
+
+/** `shopt -s expand_aliases` and `-u`: bash's switch of aliases in scripts; other options change nothing here. */
+function shopt(call: Call): State[] {
+  const on = call.rest[1] === '-s' ? true : call.rest[1] === '-u' ? false : undefined;
+  if (on !== undefined && call.rest.includes('expand_aliases')) call.state.expandAliases = on;
+  return set(call, 0);
 }
 
 /** A command whose status the model cannot know (`read`, `command -v`...): a path for each. */
@@ -201,6 +261,9 @@ const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
   ['source', sourced],
   ['.', sourced],
   ['eval', evaluated],
+  ['alias', aliasCommand],
+  ['unalias', aliasCommand],
+  ['shopt', shopt],
   ['read', eitherWay],
   ['command', eitherWay],
   ['type', eitherWay],
@@ -211,21 +274,31 @@ const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
 /** `sh -c SCRIPT` and the like: the script, when known and parsed, run in a subshell with the shell's options. */
 function shellRun(call: Call): State[] | undefined {
   const { state, context } = call;
-  const shell = shellScript(call.rest);
+  const shell: { readonly at?: number; readonly errexit: boolean; readonly pipefail: boolean; readonly nounset: boolean } | undefined =
+    shellScript(call.rest) ?? (state.stdin === undefined ? undefined : stdinShell(call.rest));
   if (shell === undefined) return undefined;
-  const text = call.known[shell.at];
-  const scriptNode = call.nodes[shell.at];
-  const parsed =
-    text === undefined ? undefined : context.hooks.parse(text, scriptNode === undefined ? call.place : inside(scriptNode, call.scope));
+  // `sh -c SCRIPT`, or a shell whose input is a here-document (`sh -s <<'EOF'`).
+  const at = shell.at;
+  const scriptNode = at === undefined ? undefined : call.nodes[at];
+  const text = at === undefined ? state.stdin?.text : call.known[at];
+  const where =
+    at === undefined ? (state.stdin?.place ?? call.place) : scriptNode === undefined ? call.place : inside(scriptNode, call.scope);
+  const parsed = text === undefined ? undefined : context.hooks.parse(text, where);
   if (parsed === undefined) return undefined;
-  const inherit = { errexit: shell.errexit, pipefail: shell.pipefail, refusesPipefail: shell.refusesPipefail };
+  const viaBusybox = call.program === 'busybox';
+  const dialect = dialectOfProgram(basename(call.rest[viaBusybox ? 1 : 0] ?? ''), state.sh, viaBusybox) ?? 'bash';
+  const inherit = { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset };
   return replaced(
     call,
     context.walk.subshell(parsed.root, state, parsed, context, (child) => {
       child.errexit = inherit.errexit;
       child.pipefail = inherit.pipefail;
-      child.refusesPipefail = inherit.refusesPipefail;
+      child.dialect = dialect;
+      child.nounset = inherit.nounset;
+      child.refusesPipefail = dialect === 'dash';
       child.functions = EMPTY;
+      child.aliases = EMPTY;
+      child.stdin = undefined;
       child.tested = 0;
       child.depth = 0;
       child.loops = 0;
@@ -238,6 +311,7 @@ function shellRun(call: Call): State[] | undefined {
 function functionCall(call: Call): State[] | undefined {
   const { state, context } = call;
   const fn = state.functions.get(call.rest[0] ?? '');
+  if (fn === undefined && state.functions.has(call.rest[0] ?? '') && !call.replaces) return set(call, NOT_FOUND);
   if (fn === undefined || call.replaces) return undefined;
   if (state.depth >= MAX_CALLS) return [giveUp(state, 'functions that call each other too deeply')];
   state.depth++;

@@ -165,29 +165,17 @@ export function shellOptions(words: readonly string[]): { name: string; on: bool
     const on = flags[1] === '-';
     for (const letter of flags[2] as string) {
       if (letter === 'e') found.push({ name: 'errexit', on });
+      else if (letter === 'u') found.push({ name: 'nounset', on });
       else if (letter === 'o') found.push({ name: words[++i] ?? '', on });
     }
   }
   return found;
 }
 
-/** Images whose sh is busybox's ash (which takes pipefail): Alpine and busybox, and the images built on Alpine. */
-const ASH_IMAGES = ['alpine', 'busybox', 'curlimages/curl'];
-
-/** Whether IMAGE is known to have busybox's ash as its sh: one of ASH_IMAGES, or a tag that names Alpine. */
-export function ashImage(image: string): boolean {
-  const [name = '', tag = ''] = image.replace(/@.*$/, '').split(/:(?=[^/]*$)/);
-  const repository = name.replace(/^(docker\.io\/)?(library\/)?/, '');
-  return ASH_IMAGES.includes(repository) || /(^|[-.])alpine/.test(tag);
-}
-
 /**
- * A shell run with `-c`: the index of its script among the words, whether -e and pipefail are on, and whether it
- * refuses `set -o pipefail` (sh is dash on Debian and Ubuntu; dash 0.5.12 has no pipefail, busybox's ash has).
+ * A shell run with `-c`: the index of its script among the words, and whether -e, -u and pipefail are on.
  */
-export function shellScript(
-  words: readonly string[],
-): { at: number; errexit: boolean; pipefail: boolean; refusesPipefail: boolean } | undefined {
+export function shellScript(words: readonly string[]): { at: number; errexit: boolean; pipefail: boolean; nounset: boolean } | undefined {
   let start = 0;
   if (basename(words[0] ?? '') === 'busybox') start = 1;
   if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
@@ -207,11 +195,20 @@ export function shellScript(
   const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
   const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));
   const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
-  const name = basename(words[start] ?? '');
-  return {
-    at: scriptAt,
-    errexit: on('errexit'),
-    pipefail: on('pipefail'),
-    refusesPipefail: start === 0 && (name === 'sh' || name === 'dash'),
-  };
+  return { at: scriptAt, errexit: on('errexit'), pipefail: on('pipefail'), nounset: on('nounset') };
+}
+
+/** A shell that reads its script from its input (`sh -s`, `bash -e`, `busybox sh`): whether -e, -u and pipefail are on; undefined: not one. */
+export function stdinShell(words: readonly string[]): { errexit: boolean; pipefail: boolean; nounset: boolean } | undefined {
+  const start = basename(words[0] ?? '') === 'busybox' ? 1 : 0;
+  if (!SHELLS.has(basename(words[start] ?? ''))) return undefined;
+  const rest = words.slice(start + 1);
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (!/^[-+][a-zA-Z]*$/.test(word) || word.includes('c')) return undefined;
+    if (word.endsWith('o')) i++;
+  }
+  const options = shellOptions(rest.map((word) => word.replace(/s/g, '')).filter((word) => !/^[-+]$/.test(word)));
+  const on = (name: string): boolean => options.filter((option) => option.name === name).at(-1)?.on ?? false;
+  return { errexit: on('errexit'), pipefail: on('pipefail'), nounset: on('nounset') };
 }

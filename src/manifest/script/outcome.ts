@@ -9,6 +9,17 @@
 
 import { simple } from './builtins.ts';
 import {
+  behaviourOf,
+  CONSTRUCTS,
+  commandConstruct,
+  type Dialect,
+  DIALECT_NAMES,
+  expansionConstruct,
+  nodeConstruct,
+  syntaxStop,
+  UNSET_STATUS,
+} from './dialect.ts';
+import {
   capped,
   type Context,
   clone,
@@ -27,6 +38,7 @@ import {
   type Path,
   placeOf,
   put,
+  stopShell,
   type Scope,
   type Start,
   type State,
@@ -39,7 +51,7 @@ import {
   type World,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
-import { assign, expand, matches, substitutions, testExpression } from './words.ts';
+import { assign, expand, matches, substitutions, testExpression, unboundIn } from './words.ts';
 
 /** The outcome of the script in SCOPE for both worlds. */
 export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number): Outcome {
@@ -76,7 +88,15 @@ export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number
 /** The statements of a node in order, each on every live path; `cmd &` runs in the background. */
 function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Context): State[] {
   let current = states;
+  const stop = node.type === 'program' && states[0] !== undefined ? stopOf(node, states[0].dialect) : undefined;
+  let index = -1;
   for (const child of node.namedChildren) {
+    index++;
+    if (stop !== undefined && index === stop.at) {
+      const where = placeOf(stop.found.node, scope);
+      const why = `a syntax error of ${DIALECT_NAMES[states[0]?.dialect ?? 'dash']} (${CONSTRUCTS[stop.found.id].written})`;
+      return current.flatMap((state) => (live(state) ? stopShell(state, 2, where, why) : [state]));
+    }
     if (child.type === 'comment') continue;
     const background = child.nextSibling?.type === '&';
     if (current.length === 1) {
@@ -88,6 +108,18 @@ function sequence(node: SyntaxNode, states: State[], scope: Scope, context: Cont
     current = capped(next, context);
   }
   return current;
+}
+
+/** Where each script's shell stops it for a syntax it lacks, by script and shell (null: nowhere). */
+const stops = new WeakMap<SyntaxNode, Map<Dialect, ReturnType<typeof syntaxStop> | null>>();
+
+function stopOf(root: SyntaxNode, dialect: Dialect): ReturnType<typeof syntaxStop> {
+  if (dialect === 'bash') return undefined;
+  let byDialect = stops.get(root);
+  if (byDialect === undefined) stops.set(root, (byDialect = new Map()));
+  let stop = byDialect.get(dialect);
+  if (stop === undefined) byDialect.set(dialect, (stop = syntaxStop(root, dialect) ?? null));
+  return stop ?? undefined;
 }
 
 /** One statement of a sequence on one path: run in the background when BACKGROUND (`cmd &`). */
@@ -135,7 +167,17 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       return [state];
     case 'redirected_statement': {
       const body = node.childForFieldName('body');
-      return body === null ? [state] : run(body, state, scope, context);
+      if (body === null) return [state];
+      // `cmd &> file` where the shell has no &>: `cmd &`, then `> file`.
+      const both = state.dialect !== 'bash' && node.children.some((child) => nodeConstruct(child) === 'redirect-both');
+      if (both && behaviourOf(state.dialect, 'redirect-both') === 'background') return inBackground(body, state, scope, context);
+      const input = hereDocument(node, scope);
+      if (input === undefined) return run(body, state, scope, context);
+      state.stdin = input;
+      return run(body, state, scope, context).map((after) => {
+        after.stdin = undefined;
+        return after;
+      });
     }
     case 'negated_command': {
       state.tested++;
@@ -161,23 +203,61 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       state.status = 0;
       return [state];
     }
+    case 'declaration_command': {
+      const keyword = node.child(0)?.type ?? '';
+      const id =
+        keyword === 'local' && state.depth === 0
+          ? 'local-outside-function'
+          : state.dialect === 'bash'
+            ? undefined
+            : commandConstruct(keyword);
+      const behaviour = id === undefined ? 'ok' : behaviourOf(state.dialect, id);
+      if (behaviour === 'fatal') return stopShell(state, 2, placeOf(node, scope), `${keyword} outside a function`);
+      if (typeof behaviour === 'number') return failed(withStatus(state, behaviour), scope, context);
+      return assignment(node, state, scope, context);
+    }
     case 'variable_assignment':
     case 'variable_assignments':
-    case 'declaration_command':
     case 'unset_command':
-      return substitutions(node, state, scope, context).flatMap((after) => {
-        assign(node, after, scope);
-        if (node.type === 'declaration_command' || node.type === 'unset_command' || !node.hasSubstitution) after.status = 0;
-        return failed(after, scope, context);
-      });
-    case 'test_command':
-      return substitutions(node, state, scope, context).flatMap((after) =>
-        decided(testExpression(node.namedChildren[0] ?? null, after, scope), after).flatMap((forked) => failed(forked, scope, context)),
+      return assignment(node, state, scope, context);
+    case 'test_command': {
+      const id = state.dialect === 'bash' ? undefined : nodeConstruct(node);
+      const behaviour = id === undefined ? 'ok' : behaviourOf(state.dialect, id);
+      return substitutions(node, state, scope, context).flatMap(
+        (after) =>
+          fatalExpansion(node, after, scope) ??
+          (typeof behaviour === 'number'
+            ? failed(withStatus(after, behaviour), scope, context)
+            : decided(testExpression(node.namedChildren[0] ?? null, after, scope), after).flatMap((forked) =>
+                failed(forked, scope, context),
+              )),
       );
+    }
     default:
       // Arithmetic, and what the parser could not read: its commands run, its status is not known.
       return substitutions(node, state, scope, context).flatMap((after) => decided(undefined, after));
   }
+}
+
+/** A statement's here-document as the command reads it: its text when the shell expands nothing in it. */
+function hereDocument(node: SyntaxNode, scope: Scope): Trap | undefined {
+  const redirect = node.children.find((child) => child.type === 'heredoc_redirect');
+  const body = redirect?.children.find((child) => child.type === 'heredoc_body');
+  if (redirect === undefined || body === undefined) return undefined;
+  const quoted = /['"\\]/.test(redirect.children.find((child) => child.type === 'heredoc_start')?.text ?? '');
+  if (!quoted && /[$`\\]/.test(body.text)) return undefined;
+  return { text: body.text, place: placeOf(body, scope) };
+}
+
+/** `x=1`, `export x=1`, `unset x`: the substitutions, then the values kept. */
+function assignment(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
+  return substitutions(node, state, scope, context).flatMap((after) => {
+    const fatal = fatalExpansion(node, after, scope);
+    if (fatal !== undefined) return fatal;
+    assign(node, after, scope);
+    if (node.type === 'declaration_command' || node.type === 'unset_command' || !node.hasSubstitution) after.status = 0;
+    return failed(after, scope, context);
+  });
 }
 
 /** After a command: an ERR trap runs on a failure set -e would see, then set -e ends the shell. */
@@ -474,7 +554,7 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
   return substitutions(node, state, scope, context).flatMap((ready) => {
     // A variable of a sidecar's quit URLs: one pass, the loop's variable standing for each URL.
     const urls = valueNodes.map((value) => context.hooks.quitUrls(value.text)).find((name) => name !== undefined);
-    let items: (string | undefined)[] | undefined;
+    let items: (string | undefined)[] | undefined = node.children.some(emptyIn) ? [] : undefined;
     if (node.type === 'for_statement' && valueNodes.length > 0 && urls === undefined) {
       const expanded = valueNodes.map((value) => expand(value, ready));
       if (expanded.every((value) => value !== undefined)) {
@@ -518,6 +598,9 @@ function forStatement(node: SyntaxNode, state: State, scope: Scope, context: Con
   });
 }
 
+/** `for x in ; do`'s `in`, which the parser marks as an error: the shells take it as a loop over no words. */
+export const emptyIn = (node: SyntaxNode): boolean => node.type === 'ERROR' && node.text === 'in';
+
 /** A path at the end of one iteration: a `continue` is spent. */
 const endIteration = (state: State): State => {
   if (state.done === 'continue') state.done = undefined;
@@ -526,8 +609,34 @@ const endIteration = (state: State): State => {
 
 /** A simple command: its substitutions run first, then it. */
 function command(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  if (!node.hasSubstitution) return commandRun(node, state, scope, context);
-  return substitutions(node, state, scope, context).flatMap((ready) => commandRun(node, ready, scope, context));
+  if (!node.hasSubstitution) return fatalExpansion(node, state, scope) ?? commandRun(node, state, scope, context);
+  return substitutions(node, state, scope, context).flatMap(
+    (ready) => fatalExpansion(node, ready, scope) ?? commandRun(node, ready, scope, context),
+  );
+}
+
+/**
+ * A word the shell cannot expand, which ends it there: an unset variable under `set -u`, or a `${...}` of bash's
+ * in another shell (dash's "Bad substitution", with 2).
+ */
+function fatalExpansion(node: SyntaxNode, state: State, scope: Scope): State[] | undefined {
+  if (state.nounset) {
+    const name = unboundIn(node, state);
+    if (name !== undefined) return stopShell(state, UNSET_STATUS[state.dialect], placeOf(node, scope), `${name} unset under set -u`);
+  }
+  if (state.dialect === 'bash' || !node.text.includes('${')) return undefined;
+  for (const expansion of node.descendantsOfType('expansion')) {
+    const id = expansionConstruct(expansion.text);
+    if (id !== undefined && behaviourOf(state.dialect, id) === 'fatal') {
+      return stopShell(
+        state,
+        2,
+        placeOf(expansion, scope),
+        `a bad substitution in ${DIALECT_NAMES[state.dialect]} (${CONSTRUCTS[id].written})`,
+      );
+    }
+  }
+  return undefined;
 }
 
 /** A command once its substitutions ran: its words expanded, then run. */
@@ -545,6 +654,8 @@ function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Conte
   for (const child of node.children) {
     if (child.field !== 'argument') continue;
     const word = expand(child, state);
+    // An unquoted expansion that comes to nothing is no word at all.
+    if (word === '' && child.type !== 'string' && child.type !== 'raw_string' && child.text.includes('$')) continue;
     nodes.push(child);
     words.push(word);
     literal.push(word ?? child.text);

@@ -27,6 +27,10 @@ export interface Request {
   readonly program?: string;
   /** An option the program rejects, so that it sends nothing (curl takes no `--option=value`). */
   readonly rejected?: string;
+  /** The URL's scheme when it names one (https: the sidecars serve plain HTTP, and answer nothing). */
+  readonly scheme?: string;
+  /** Sent to the pod's own name (`$(hostname)`, `$HOSTNAME`), which reaches the sidecar from the pod's address, not loopback. */
+  readonly podAddress?: boolean;
   readonly place: Place;
 }
 
@@ -35,8 +39,12 @@ export const QUIT_URLS_VARIABLES: ReadonlySet<string> = new Set(
   (SIDECAR_KINDS as readonly SidecarKind[]).flatMap((kind) => kind.template.quitUrlsVariable ?? []),
 );
 
-/** A URL on this pod's own loopback, as curl and wget take it (with or without the scheme). */
-const LOOPBACK_URL = /^(?:https?:\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::(\d{1,5}))?(\/[^\s?#'"]*)?/i;
+/**
+ * A URL on this pod's own loopback, or on its own name (the pod's address), as curl and wget take it (with or
+ * without the scheme); the name as the script writes it, the shell's expansion of it not known.
+ */
+const LOOPBACK_URL =
+  /^(?:([a-z]+):\/\/)?(localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\]|\$\(hostname(?: -[fis])?\)|`hostname`|\$\{?HOSTNAME\}?)(?::(\d{1,5}))?(\/[^\s?#'"]*)?/i;
 /** The same inside a program's text (a Python or Node one-liner). */
 const LOOPBACK_URL_IN_TEXT = /https?:\/\/(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?::\d{1,5})?(?:\/[^\s?#'"]*)?/i;
 
@@ -53,12 +61,22 @@ interface Url {
   readonly host: string;
   readonly port: number;
   readonly path: string;
+  readonly scheme?: string;
+  readonly podAddress?: boolean;
 }
 
 function loopback(word: string): Url | undefined {
-  const match = LOOPBACK_URL.exec(word);
+  const match = LOOPBACK_URL.exec(word.replace(/^"/, ''));
   if (match === null) return undefined;
-  return { host: (match[1] as string).toLowerCase(), port: match[2] === undefined ? 80 : Number(match[2]), path: match[3] ?? '/' };
+  const [, scheme, host = '', port, path] = match;
+  const podAddress = host.includes('hostname') || host.includes('HOSTNAME');
+  return {
+    host: podAddress ? host : host.toLowerCase(),
+    port: port === undefined ? (scheme?.toLowerCase() === 'https' ? 443 : 80) : Number(port),
+    path: path ?? '/',
+    ...(scheme === undefined ? {} : { scheme: scheme.toLowerCase() }),
+    ...(podAddress ? { podAddress } : {}),
+  };
 }
 
 /** What a command of these says, read from its words (the program's name first, prefixes taken off). */
@@ -134,6 +152,8 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
   let method: string | undefined;
   let data = false;
   let head = false;
+  // -G: the data goes in the URL's query, and the method is GET (unless -X names one).
+  let get = false;
   let url: Url | undefined;
   let variable: string | undefined;
   let rejected: string | undefined;
@@ -156,7 +176,9 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
       }
       const name = arg;
       const value = (): string => args[++i] ?? '';
-      if (name === '--request') method = value().toUpperCase();
+      // curl sends the method as written: servers compare it case-sensitively.
+      if (name === '--request') method = value();
+      else if (name === '--get') get = true;
       else if (/^--data(-\w+)?$/.test(name) || name === '--json' || /^--form(-string)?$/.test(name)) {
         value();
         data = true;
@@ -170,9 +192,10 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
       for (let at = 1; at < arg.length; at++) {
         const letter = arg[at] as string;
         if (letter === 'I') head = true;
+        if (letter === 'G') get = true;
         if (!CURL_SHORT_VALUED.has(letter)) continue;
         const value = at + 1 < arg.length ? arg.slice(at + 1) : (args[++i] ?? '');
-        if (letter === 'X') method = value.toUpperCase();
+        if (letter === 'X') method = value;
         else if (letter === 'd' || letter === 'F') data = true;
         break;
       }
@@ -180,7 +203,7 @@ function curl(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
     }
     target(arg);
   }
-  const said = method ?? (data ? 'POST' : head ? 'HEAD' : 'GET');
+  const said = method ?? (data && !get ? 'POST' : head ? 'HEAD' : 'GET');
   const refused = rejected === undefined ? {} : { rejected };
   if (variable !== undefined) return { via: 'curl', method: said, variable, place, ...refused };
   if (url === undefined) return undefined;

@@ -8,7 +8,8 @@ import { Language, Parser } from 'web-tree-sitter';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { BOOKKEEPING, basename, FILTERS, innerCommand, readWrapper, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
-import { outcomeOf } from './outcome.ts';
+import { type ConstructId, constructsIn, type Dialect } from './dialect.ts';
+import { emptyIn, outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
 import { pidVariablesOf, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
@@ -86,14 +87,21 @@ export interface ScriptFacts {
   readonly watches: boolean;
   /** What the script does when the job succeeds and when it fails (events name requests and wrappers by id). */
   readonly outcome: Outcome;
+  /**
+   * The constructs of bash's that the shell running the script reads otherwise (dialect.ts), where each is, and
+   * whether they change what the script says to sidecars or the status it ends with, against bash running it.
+   */
+  readonly constructs?: { readonly found: readonly { readonly id: ConstructId; readonly place: Place }[]; readonly changes: boolean };
 }
 
-/** What the shell was started with: `-e` and `-o pipefail` on its command line. */
+/** What the shell was started with: `-e` and `-o pipefail` on its command line, and which shell it is. */
 export interface ShellOptions {
   readonly errexit: boolean;
   readonly pipefail?: boolean;
-  /** The shell is dash: `set -o pipefail` ends it with 2. */
-  readonly refusesPipefail?: boolean;
+  /** The shell that runs the script (bash unless told); `sh`: what sh is in the image (dash unless told). */
+  readonly dialect?: Dialect;
+  readonly sh?: Dialect;
+  readonly nounset?: boolean;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -127,17 +135,22 @@ const read = new Map<string, ScriptFacts>();
 const MAX_READ = 512;
 
 /** What a script does, read with the options its shell was started with and the container's environment. */
-export function readScript(script: string, options: ShellOptions, env: ReadonlyMap<string, string> = new Map()): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.refusesPipefail ?? false}\0${[...env].join('\0')}\0${script}`;
+export function readScript(
+  script: string,
+  options: ShellOptions,
+  env: ReadonlyMap<string, string | undefined> = new Map(),
+  closed = false,
+): ScriptFacts {
+  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
-  const facts = readUncached(script, options, env);
+  const facts = readUncached(script, options, env, closed);
   if (read.size >= MAX_READ) read.clear();
   read.set(key, facts);
   return facts;
 }
 
-function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string>): ScriptFacts {
+function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<string, string | undefined>, closed: boolean): ScriptFacts {
   if (parser === undefined) throw new Error('the shell parser is not loaded (loadShellParser)');
   const shellParser = parser;
   const scopes = new Map<string, Scope | undefined>();
@@ -170,12 +183,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
   const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
   const outcome =
     syntaxError === undefined
-      ? outcomeOf(
-          root,
-          { ...options, pipefail: options.pipefail ?? false, refusesPipefail: options.refusesPipefail ?? false, env },
-          { parse, speaks, collect, quitUrls },
-          script.length,
-        )
+      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls }, script.length)
       : NO_OUTCOME;
   // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
   if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
@@ -189,7 +197,54 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
   }
   const works = [...outcome.success, ...outcome.failure].some((path) => path.worked);
   const watches = syntaxError === undefined && byId.length > 0 && watchesOnly(root, parse, pidVariables);
-  return { ...(syntaxError === undefined ? {} : { syntaxError }), requests, wrappers, works, watches, outcome };
+  const dialect = options.dialect ?? 'bash';
+  const found = syntaxError === undefined ? constructsIn(tree, dialect) : [];
+  let constructs: ScriptFacts['constructs'];
+  if (found.length > 0) {
+    // The same script run by bash, as its author ran it: the difference is what the shell's own rules change.
+    const asBash = outcomeOf(
+      root,
+      { ...startOf(options), dialect: 'bash', sh: 'bash', env, closed },
+      { parse, speaks, collect, quitUrls },
+      script.length,
+    );
+    constructs = {
+      found: found.map(({ id, node }) => ({ id, place: node.startPosition })),
+      changes: summary(asBash) !== summary(outcome),
+    };
+  }
+  return {
+    ...(syntaxError === undefined ? {} : { syntaxError }),
+    requests,
+    wrappers,
+    works,
+    watches,
+    outcome,
+    ...(constructs === undefined ? {} : { constructs }),
+  };
+}
+
+/** The shell's options at its start, from those it was started with. */
+const startOf = (options: ShellOptions) =>
+  ({
+    errexit: options.errexit,
+    pipefail: options.pipefail ?? false,
+    nounset: options.nounset ?? false,
+    dialect: options.dialect ?? 'bash',
+    sh: options.sh ?? 'dash',
+  }) as const;
+
+/** What an outcome says to sidecars and the statuses it ends with, path by path, as one text to compare. */
+function summary(outcome: Outcome): string {
+  const paths = (list: readonly Path[]): string =>
+    [
+      ...new Set(
+        list.map((path) => `${path.events.map((event) => (event.what === 'work' ? 'w' : `s${event.said}`)).join(',')}:${path.status}`),
+      ),
+    ]
+      .sort()
+      .join(' ');
+  return `${paths(outcome.success)} | ${paths(outcome.failure)}`;
 }
 
 const ORIGIN: Place = { row: 0, column: 0 };
@@ -444,7 +499,7 @@ function findSyntaxError(root: Syntax): ScriptFacts['syntaxError'] {
     if (!node.hasError && node.type !== 'program' && node.type !== 'command') continue;
     for (let i = node.childCount - 1; i >= 0; i--) {
       const child = node.child(i);
-      if (child !== null) stack.push(child);
+      if (child !== null && !(node.type === 'for_statement' && emptyIn(child))) stack.push(child);
     }
   }
   return undefined;

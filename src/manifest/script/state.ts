@@ -3,6 +3,7 @@
 // limits past which a run gives up. The words (words.ts), the builtins (builtins.ts) and the walk (outcome.ts)
 // build on it.
 
+import type { Dialect } from './dialect.ts';
 import type { Place } from './requests.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
 
@@ -57,10 +58,17 @@ export interface Outcome {
 export interface Start {
   readonly errexit: boolean;
   readonly pipefail: boolean;
-  /** `set -o pipefail` ends the shell with 2 (dash). */
-  readonly refusesPipefail: boolean;
-  /** The container's environment: variables the script reads with values known. */
-  readonly env: ReadonlyMap<string, string>;
+  /** The shell that runs the script, and the one `sh` starts in the image (for the scripts it runs in turn). */
+  readonly dialect: Dialect;
+  readonly sh: Dialect;
+  /** `set -u` from the shell's command line. */
+  readonly nounset?: boolean;
+  /**
+   * The container's environment: its variables, each with its value, or undefined where the pod sets it at run
+   * time (valueFrom). `closed`: nothing else sets one (no envFrom), so a variable it does not name is unset.
+   */
+  readonly env: ReadonlyMap<string, string | undefined>;
+  readonly closed?: boolean;
 }
 
 /** A parsed script, and where its text sits in the whole (for a script inside a string). */
@@ -110,7 +118,10 @@ export interface Trap {
 /** One path through the script, as far as it ran; copied (clone) where the path forks. */
 export interface State {
   world: World;
-  vars: ReadonlyMap<string, string | undefined>;
+  /** Each variable's value: undefined not known, null unset. One not here is unset where the environment is closed. */
+  vars: ReadonlyMap<string, string | undefined | null>;
+  closed: boolean;
+  nounset: boolean;
   loopVariables: ReadonlyMap<string, string>;
   status: number | undefined;
   statusAt: Place | undefined;
@@ -119,8 +130,17 @@ export interface State {
   pipefail: boolean;
   refusesPipefail: boolean;
   refused: Place | undefined;
+  /** The shell that runs this path's script, and what `sh` is in the image. */
+  dialect: Dialect;
+  sh: Dialect;
   traps: ReadonlyMap<string, Trap>;
-  functions: ReadonlyMap<string, Fn>;
+  /** The functions defined, by name; undefined: one `unset -f` removed (then a call is command not found). */
+  functions: ReadonlyMap<string, Fn | undefined>;
+  /** The aliases defined, by name, and whether bash expands them (`shopt -s expand_aliases`; the others always do). */
+  aliases: ReadonlyMap<string, Trap>;
+  expandAliases: boolean;
+  /** The here-document the command being run reads as its input, and where its text starts. */
+  stdin: Trap | undefined;
   events: Cons<Event> | undefined;
   /** Events of commands in the background not yet waited for. */
   pending: Cons<Event> | undefined;
@@ -177,16 +197,23 @@ export function initial(world: World, start: Start): State {
   return {
     world,
     vars: new Map(start.env),
+    closed: start.closed ?? false,
+    nounset: start.nounset ?? false,
     loopVariables: EMPTY,
     status: 0,
     statusAt: undefined,
     statusBy: 'none',
     errexit: start.errexit,
     pipefail: start.pipefail,
-    refusesPipefail: start.refusesPipefail,
+    refusesPipefail: start.dialect === 'dash',
     refused: undefined,
+    dialect: start.dialect,
+    sh: start.sh,
     traps: EMPTY,
     functions: EMPTY,
+    aliases: EMPTY,
+    expandAliases: false,
+    stdin: undefined,
     events: undefined,
     pending: undefined,
     lastBackground: undefined,
@@ -252,6 +279,16 @@ export function toPath(state: State): Path {
 
 /** Whether the path still runs: no exit, exec, return, break or continue ended it. */
 export const live = (state: State): boolean => state.done === undefined;
+
+/** Ends the path where the shell stops itself (an error of its own, WHY) with STATUS, as `exit` would. */
+export function stopShell(state: State, status: number, place: Place, why: string): State[] {
+  state.status = status;
+  state.statusAt = place;
+  state.statusBy = 'exit';
+  state.done = 'exit';
+  state.endText = why;
+  return [state];
+}
 
 /** Ends the path as one that cannot be known (WHY), with no status claimed. */
 export function giveUp(state: State, why: string): State {

@@ -62,7 +62,15 @@ export function assign(node: SyntaxNode, state: State, scope: Scope): void {
     state.vars = put(state.vars, name, value === null || value === undefined ? '' : expand(value, state));
     state.loopVariables = without(state.loopVariables, name);
   }
-  if (node.type === 'unset_command') for (const name of node.namedChildren) state.vars = put(state.vars, name.text, '');
+  if (node.type === 'unset_command') {
+    const names = node.namedChildren.map((name) => name.text);
+    const functions = names.includes('-f');
+    for (const name of names) {
+      if (name.startsWith('-')) continue;
+      if (functions) state.functions = put(state.functions, name, undefined);
+      else state.vars = put(state.vars, name, null);
+    }
+  }
 }
 
 /** A word as the shell expands it; undefined when any part of it is not known. */
@@ -95,14 +103,8 @@ export function expand(node: SyntaxNode, state: State): string | undefined {
       const name = node.namedChildren.find((child) => child?.type === 'variable_name' || child?.type === 'special_variable_name');
       if (name === undefined || name === null) return undefined;
       const value = variable(name.text, state);
-      // ${X:-word}, ${X-word}: the word when X is empty or unset.
-      const rest = node.namedChildren.filter((child) => child !== null && child.id !== name.id);
-      if (node.type === 'expansion' && rest.length > 0) {
-        const operator = node.children.find((child) => child !== null && /^:?[-=]$/.test(child.type))?.type;
-        if (operator === undefined || value === undefined) return undefined;
-        if (value === '') return rest[0] === undefined || rest[0] === null ? '' : expand(rest[0], state);
-      }
-      return value;
+      if (node.type === 'simple_expansion') return value === null ? '' : value;
+      return expansion(node, name, value, state);
     }
     case 'command_substitution':
       return state.outputs.get(String(node.id));
@@ -114,11 +116,55 @@ export function expand(node: SyntaxNode, state: State): string | undefined {
 /** The text of a double-quoted string's part: its backslashes as the shell reads them inside double quotes. */
 const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, (_, char: string) => (char === '\n' ? '' : char));
 
-/** A variable's value on the path (`$?` the status, `$!` a stand-in for the last background job); undefined: not known. */
-function variable(name: string, state: State): string | undefined {
+/**
+ * `${X}` and its operators, X's VALUE known or not (null: unset): `${X:-w}` and `${X-w}` the word where X is empty
+ * or unset (unset only, without the colon), `${X:=w}` and `${X=w}` the same, assigning it, `${X:+w}` and `${X+w}`
+ * the word where X is set, `${#X}` its length; undefined: not known (another operator, or X not known).
+ */
+function expansion(node: SyntaxNode, name: SyntaxNode, value: string | undefined | null, state: State): string | undefined {
+  const first = node.child(1);
+  if (first !== null && first.type === '#' && first.startIndex < name.startIndex) {
+    return value === undefined ? undefined : String((value ?? '').length);
+  }
+  const operator = node.children.find(
+    (child) => child !== null && child.startIndex > name.startIndex && !child.isNamed && child.type !== '}',
+  );
+  if (operator === undefined) return value === null ? '' : value;
+  const kind = /^(:?)([-=+])$/.exec(operator.type);
+  if (kind === null || value === undefined) return undefined;
+  const wordNode = node.namedChildren.find((child) => child !== null && child.startIndex > operator.startIndex);
+  const word = (): string | undefined => (wordNode === undefined || wordNode === null ? '' : expand(wordNode, state));
+  const missing = value === null || (kind[1] === ':' && value === '');
+  if (kind[2] === '+') return missing ? '' : word();
+  if (!missing) return value;
+  const replaced = word();
+  if (kind[2] === '=') state.vars = put(state.vars, name.text, replaced);
+  return replaced;
+}
+
+/** Variables the pod's runtime, the image or the shell set, whatever the manifest says (a Service's too). */
+const SET_OUTSIDE =
+  /^(HOME|PATH|HOSTNAME|PWD|OLDPWD|SHLVL|IFS|PS[1-4]|PPID|UID|EUID|RANDOM|LINENO|SECONDS|OPTIND|OPTARG|TERM|USER|LOGNAME|SHELL|LANG|LC_\w+|TZ|BASH\w*|KUBERNETES_\w+|\w+_SERVICE_(HOST|PORT\w*)|\w+_PORT_\d+_(TCP|UDP)\w*|\w+_(HOME|VERSION|PATH)|GPG_KEY|GO\w+|PYTHON\w*|NODE_\w+|NPM_\w+|JAVA_\w+)$/;
+
+/** A variable's value on the path (`$?` the status, `$!` a stand-in for the last background job); undefined: not known; null: unset. */
+function variable(name: string, state: State): string | undefined | null {
   if (name === '?') return state.status === undefined ? undefined : String(state.status);
   if (name === '!') return state.lastBackground === undefined ? undefined : '%background';
   if (state.vars.has(name)) return state.vars.get(name);
+  return state.closed && /^[A-Za-z_]\w*$/.test(name) && !SET_OUTSIDE.test(name) ? null : undefined;
+}
+
+/** The first variable a node expands that is unset, without an operator that stands in for it: `set -u` ends the shell there. */
+export function unboundIn(node: SyntaxNode, state: State): string | undefined {
+  if (!node.text.includes('$')) return undefined;
+  for (const type of ['simple_expansion', 'expansion']) {
+    for (const found of node.descendantsOfType(type)) {
+      const name = found.namedChildren.find((child) => child?.type === 'variable_name');
+      if (name === undefined || name === null || variable(name.text, state) !== null) continue;
+      if (type === 'expansion' && found.children.some((child) => child !== null && /^:?[-=+?]$/.test(child.type))) continue;
+      return name.text;
+    }
+  }
   return undefined;
 }
 

@@ -66,6 +66,7 @@ export const THEMES = {
     'onfailure-quit-always',
     'quit-not-enabled',
     'quit-wrong-method',
+    'quit-unheard',
     'wrapped-wrong-command',
     'native-quit',
     'proxy-command-override',
@@ -87,6 +88,7 @@ export const THEMES = {
     'hand-rolled-quit',
   ],
   unwrapped: ['unwrapped'],
+  dialect: ['bashism-under-sh'],
 } as const satisfies Record<string, readonly RuleId[]>;
 
 /** The findings of RULE in a manifest. */

@@ -250,6 +250,46 @@ const CASES: readonly Case[] = [
       pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`),
     ),
   },
+  // Methods are case-sensitive (curl sends -X as written); -G makes a GET of the data.
+  ...['-X post', '--request post', '-G -d now=1', '-G --data now=1', '--get -d now=1'].map(
+    (flags): Case => ({
+      name: `curl ${flags} to Istio's quitquitquit`,
+      rule: 'quit-wrong-method',
+      yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; curl -s ${flags} http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`)),
+      expect: { at: 'command:', level: 'error' },
+    }),
+  ),
+  {
+    name: "curl -G -X POST to Istio's quitquitquit: -X names the method",
+    rule: 'quit-wrong-method',
+    yaml: job(pod(`command: ["sh", "-c", "trap 'rc=$?; curl -s -G -X POST http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`)),
+  },
+  // quit-unheard: pilot-agent serves /quitquitquit exactly, over plain HTTP, from loopback only.
+  ...[
+    'http://127.0.0.1:15020/quit',
+    'http://127.0.0.1:15020/quitquit',
+    'http://127.0.0.1:15020/QUITQUITQUIT',
+    'http://127.0.0.1:15020/shutdown',
+    'http://127.0.0.1:15020/quitquitquit/',
+    'https://127.0.0.1:15020/quitquitquit',
+    'http://$(hostname):15020/quitquitquit',
+    'http://${HOSTNAME}:15020/quitquitquit',
+    'http://localhost:15021/quitquitquit',
+  ].map(
+    (url): Case => ({
+      name: `a POST to ${url}`,
+      rule: 'quit-unheard',
+      yaml: job(pod(`command: ["sh", "-c", "./task; rc=$?; curl -s -X POST ${url}; exit $rc"]`), { podMeta: INJECTED }),
+      expect: { at: 'command:', level: 'error' },
+    }),
+  ),
+  {
+    name: 'a POST to http://localhost:15020/quitquitquit?now=1',
+    rule: 'quit-unheard',
+    yaml: job(pod('command: ["sh", "-c", "./task; rc=$?; curl -s -X POST \'http://localhost:15020/quitquitquit?now=1\'; exit $rc"]'), {
+      podMeta: INJECTED,
+    }),
+  },
   // wrapped-wrong-command
   {
     name: 'linkerd-await --shutdown wrapping echo after the job',

@@ -165,7 +165,7 @@ const CASES: readonly Case[] = [
   {
     name: "a POST to Envoy's health port 15021",
     script: './job\nrc=$?\ncurl -XPOST localhost:15021/quitquitquit\nexit $rc',
-    findings: ['unwrapped'],
+    findings: ['quit-unheard', 'unwrapped'],
   },
   { name: 'set -e, then the quit', script: `set -e\n./job\n${QUIT}`, findings: ['quit-skipped-on-failure'] },
   {

@@ -77,7 +77,12 @@ const RULES: readonly Rule[] = [
   // functions and return
   ['return sets a function status', 'f() { ./job; return 5; }\nf\nexit $?', '5 w exit / 5 w exit'],
   ['a function status feeds ||', 'f() { return 3; }\nf || Q', '0 q end / 0 q end'],
-  ['return outside a function exits (as in dash; bash refuses it and goes on)', './job\nreturn 2\nQ', '2 w exit / 2 w exit'],
+  [
+    'return outside a function exits (as in dash; bash refuses it and goes on)',
+    './job\nreturn 2\nQ',
+    '2 w exit / 2 w exit',
+    { dialect: 'dash' },
+  ],
   // subshells
   ['exit in a subshell ends only it', '(./job; exit 7)\nrc=$?\nQ\nexit $rc', '7 w,q exit / 7 w,q exit'],
   ['set -e sees a subshell fail', 'set -e\n(./job)\nQ', '0 w,q end / 1 w errexit'],
@@ -93,7 +98,7 @@ const RULES: readonly Rule[] = [
     '0 w exit / 1 w exit',
   ],
   ['pipefail from the command line', './job | tee log\nexit $?', '0 w exit / 1 w exit', { pipefail: true }],
-  ['dash refuses set -o pipefail and ends with 2', 'set -o pipefail\n./job', '2 - exit / 2 - exit', { refusesPipefail: true }],
+  ['dash refuses set -o pipefail and ends with 2', 'set -o pipefail\n./job', '2 - exit / 2 - exit', { dialect: 'dash' }],
   ['! before a pipeline inverts the whole', '! ./job | tee log\nexit $?', '1 w exit / 1 w exit'],
   // exit
   ['exit with no number keeps the last status', './job\nexit', '0 w exit / 1 w exit'],
