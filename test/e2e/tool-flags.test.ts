@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { TOOL_FLAGS } from '../../src/config/tool-flags.ts';
+import { TOOL_FLAG, TOOL_FLAGS } from '../../src/config/tool-flags.ts';
 import { MIGRATE_JOB } from '../support/manifest.ts';
 import { run } from '../support/process.ts';
 
@@ -26,6 +26,8 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   '--format': 'sarif',
   '--failure-threshold': 'none',
   '--ignore': 'unwrapped',
+  '--api-version': 'v1beta1',
+  '--namespace-selector': 'team=batch',
 };
 
 const options = TOOL_FLAGS.filter((row) => row.mode !== true);
@@ -37,13 +39,15 @@ describe('every flag of the table, before and after its tool', () => {
   });
   for (const { flag, argument, tools } of options) {
     for (const tool of tools) {
-      test(`${flag} with --${tool}`, async () => {
+      test(`${flag} with ${TOOL_FLAG[tool]}`, async () => {
         const value = argument === undefined ? [] : [EXAMPLES[flag] as string];
         const given = [flag, ...value];
+        // The policy reads no FILE.
+        const mode = tool === 'policy' ? [TOOL_FLAG[tool]] : [TOOL_FLAG[tool], file];
         const forms = [
-          [...given, `--${tool}`, file],
-          [`--${tool}`, file, ...given],
-          ...(argument === undefined ? [] : [[`${flag}=${value[0]}`, `--${tool}`, file]]),
+          [...given, ...mode],
+          [...mode, ...given],
+          ...(argument === undefined ? [] : [[`${flag}=${value[0]}`, ...mode]]),
         ];
         const [first, ...rest] = await Promise.all(forms.map((args) => run(args)));
         assert.ok(first !== undefined);
