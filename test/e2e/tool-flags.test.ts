@@ -44,11 +44,7 @@ describe('every flag of the table, before and after its tool', () => {
         const given = [flag, ...value];
         // The policy reads no FILE.
         const mode = tool === 'policy' ? [TOOL_FLAG[tool]] : [TOOL_FLAG[tool], file];
-        const forms = [
-          [...given, ...mode],
-          [...mode, ...given],
-          ...(argument === undefined ? [] : [[`${flag}=${value[0]}`, ...mode]]),
-        ];
+        const forms = [[...given, ...mode], [...mode, ...given], ...(argument === undefined ? [] : [[`${flag}=${value[0]}`, ...mode]])];
         const [first, ...rest] = await Promise.all(forms.map((args) => run(args)));
         assert.ok(first !== undefined);
         assert.notEqual(first.code, 125, `${forms[0]?.join(' ')}: the wrapper ran\n${first.stderr}`);

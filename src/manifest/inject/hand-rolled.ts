@@ -186,6 +186,9 @@ function unsafe(container: ContainerFacts): string | undefined {
   if (script === undefined) return undefined;
   const { facts } = script;
   if (facts.syntaxError !== undefined) return `without its quit the shell would reject the script near "${facts.syntaxError.near}"`;
+  const construct = facts.constructs?.changes === true ? facts.constructs.found[0] : undefined;
+  if (construct !== undefined)
+    return `its shell reads line ${script.lines.lineAt(construct.place.row, construct.place.column) ?? '?'} (${construct.id}) otherwise than bash, which changes how it ends (--check's bashism-under-sh): run it with bash or write the POSIX form, then --inject`;
   const left = [...quitsOf(container).map((quit) => quit.line), ...handQuits(container).map((quit) => quit.line)];
   if (left.length > 0) return `a quit on line ${left[0]} stays in its script (one it cannot take out safely): take it out by hand`;
   const { outcome } = facts;
@@ -200,9 +203,10 @@ function unsafe(container: ContainerFacts): string | undefined {
   const failed = outcome.failure.find((path) => path.failed && path.status === 0);
   if (failed !== undefined)
     return `without its quit the script still ends with 0 after the job failed${line(failed)}, and the wrapper would report a success: keep the job's status by hand`;
-  const succeeded = outcome.success.find((path) => path.worked && path.status !== 0);
+  // Also where the shell ends before the job runs (a construct its sh lacks, an unset variable under set -u).
+  const succeeded = outcome.success.find((path) => path.status !== 0);
   if (succeeded !== undefined)
-    return `without its quit the script ends with ${succeeded.status ?? 'an unknown status'} after the job succeeded${line(succeeded)}`;
+    return `without its quit the script ends with ${succeeded.status ?? 'an unknown status'} ${succeeded.worked ? 'after the job succeeded' : 'before the job runs'}${line(succeeded)}`;
   return undefined;
 }
 

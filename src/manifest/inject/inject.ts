@@ -126,6 +126,14 @@ export function inject(
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
+    // A script its own shell ends otherwise than bash would: no wrapper changes that.
+    const dialect = settings.native ? undefined : errors.find((finding) => finding.rule === 'bashism-under-sh');
+    if (dialect !== undefined) {
+      refuse([
+        `--check finds bashism-under-sh on line ${dialect.line}: the script's own shell ends it otherwise than bash would, which a wrapper does not change: run it with bash or write the POSIX form, then --inject`,
+      ]);
+      continue;
+    }
     let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
     let scriptEdits: readonly ScalarEdit[] = [];
     const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
