@@ -16,6 +16,7 @@ import { POLICY_VERSIONS } from '../../../../src/config/tool-flags.ts';
 import { admissionPolicy, literal, type PolicySettings, SKIPPED } from '../../../../src/manifest/inject/policy.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { admit, type Json, mixedLiterals } from '../../../support/admission.ts';
+import { openApiValidators } from '../../../support/k8s-openapi.ts';
 import { agreement, type NamespaceMarks, objectsOf, type Verdict } from '../../../support/policy-agreement.ts';
 import { root } from '../../../support/process.ts';
 import { SHAPES } from '../../../support/sidecar-shapes.ts';
@@ -69,9 +70,20 @@ function agrees(verdict: Verdict, mode: (typeof MODES)[number], strict: boolean)
 }
 
 describe('the printed policy and binding', () => {
+  // v1beta1: an extract of Kubernetes' own OpenAPI file (see its $comment). v1 (Kubernetes 1.36): no OpenAPI file of
+  // Kubernetes with it could be read when the extract was made, so a schema transcribed by hand (see its $comment).
   const ajv = new Ajv2019({ allErrors: true, strict: false });
   const schema = JSON.parse(readFileSync(join(root, 'test', 'support', 'schemas', 'mutating-admission-policy.schema.json'), 'utf8'));
   const validate = ajv.compile(schema);
+  const openApi = openApiValidators(join(root, 'test', 'support', 'schemas', 'mutating-admission-policy-v1beta1.openapi.json'));
+  /** Whether the document passes its version's schema; the errors when not. */
+  const check = (version: string, document: Record<string, unknown>): string | undefined => {
+    if (version !== 'v1beta1') return validate(document) ? undefined : JSON.stringify(validate.errors, null, 1);
+    const kind = openApi.get(String(document.kind));
+    if (kind === undefined) return `no schema of kind ${String(document.kind)}`;
+    if (document.apiVersion !== kind.apiVersion) return `apiVersion ${String(document.apiVersion)}, not ${kind.apiVersion}`;
+    return kind.validate(document) ? undefined : JSON.stringify(kind.validate.errors, null, 1);
+  };
   for (const version of POLICY_VERSIONS) {
     for (const mode of MODES) {
       test(`${version}, ${mode.mode}: pass the API's schema, and their CEL has literals of one type`, () => {
@@ -89,7 +101,7 @@ describe('the printed policy and binding', () => {
             [`admissionregistration.k8s.io/${version}`, 'MutatingAdmissionPolicyBinding'],
           ],
         );
-        for (const document of printed) assert.ok(validate(document), JSON.stringify(validate.errors, null, 1));
+        for (const document of printed) assert.equal(check(version, document), undefined);
         const spec = (printed[0] as { spec: PolicySpec }).spec;
         for (const { name, expression } of [
           ...spec.variables,
@@ -109,7 +121,27 @@ describe('the printed policy and binding', () => {
     }
   });
 
-  test('the schema refuses what the API refuses', () => {
+  test("Kubernetes' v1beta1 schema refuses a policy or binding with a field misnamed, missing or of the wrong type", () => {
+    const [policy, binding] = documents({ ...SETTINGS, ...MODES[0], version: 'v1beta1', namespaces: new Map() }) as Record<
+      string,
+      Record<string, unknown>
+    >[];
+    assert.ok(policy !== undefined && binding !== undefined);
+    const mutations = policy.spec?.mutations as Record<string, unknown>[];
+    const [{ jsonPatch, ...noPatch } = {}] = mutations;
+    const broken = [
+      { ...policy, spec: { ...policy.spec, mutation: mutations } },
+      { ...policy, spec: { ...policy.spec, mutations: [{ ...noPatch, jsonpatch: jsonPatch }] } },
+      { ...policy, spec: { ...policy.spec, mutations: [{ jsonPatch }] } },
+      { ...policy, spec: { ...policy.spec, mutations: mutations[0] } },
+      { ...policy, metadata: { ...policy.metadata, label: {} } },
+      { ...policy, apiVersion: 'admissionregistration.k8s.io/v1' },
+      { ...binding, spec: { ...binding.spec, policy: binding.spec?.policyName } },
+    ];
+    for (const document of broken) assert.notEqual(check('v1beta1', document), undefined, JSON.stringify(document).slice(0, 300));
+  });
+
+  test('the v1 schema refuses what the API refuses', () => {
     const [policy] = documents({ ...SETTINGS, ...MODES[0], namespaces: new Map() }) as [Record<string, Record<string, unknown>>];
     const broken = [
       { ...policy, spec: { ...policy.spec, failurePolicy: 'Sometimes' } },
