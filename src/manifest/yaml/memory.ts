@@ -58,6 +58,12 @@ export function parserMemory(space: AddressSpace | undefined): ParserMemory | un
 
 const LIMIT = 'the address space limit (RLIMIT_AS, ulimit -v)';
 const mib = (bytes: number): number => Math.ceil(bytes / MIB);
+/**
+ * What a process maps before the parser loads differs from one start to the next by a few MiB (thread stacks,
+ * where the code lands): a limit this much above the estimate, rounded up to it, still holds on the next run.
+ */
+const ADVICE_SLACK_MIB = 16;
+const advised = (bytes: number): number => Math.ceil((mib(bytes) + ADVICE_SLACK_MIB) / ADVICE_SLACK_MIB) * ADVICE_SLACK_MIB;
 
 /** The least room R with R - parserShare(R) >= REST: what the parser leaves grows with R. */
 const roomFor = (rest: number): number =>
@@ -100,9 +106,9 @@ function limitFor(room: Room, size: number): number {
 export function inputTooLarge(name: string, room: Room, size: number | undefined, largest: number): string {
   const is = mib(room.now.limit);
   if (size !== undefined) {
-    return `${name}: ${(size / MIB).toFixed(1)} MiB needs ${LIMIT} to be about ${mib(limitFor(room, size))} MiB; it is ${is} MiB`;
+    return `${name}: ${(size / MIB).toFixed(1)} MiB needs ${LIMIT} to be about ${advised(limitFor(room, size))} MiB; it is ${is} MiB`;
   }
   const most = (inputRoom(room) / MIB).toFixed(1);
-  const needs = `${mib(largest)} MiB needs it to be about ${mib(limitFor(room, largest))} MiB`;
+  const needs = `${mib(largest)} MiB needs it to be about ${advised(limitFor(room, largest))} MiB`;
   return `${name}: larger than ${most} MiB, the most ${LIMIT} of ${is} MiB leaves room for; ${needs}`;
 }
