@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type KindName, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../../../src/config/kinds.ts';
-import { POLICY_VERSIONS } from '../../../../src/config/tool-flags.ts';
+import { POLICY_VERSIONS, type PolicyVersion } from '../../../../src/config/tool-flags.ts';
 import { admissionPolicy, literal, type PolicySettings, SKIPPED } from '../../../../src/manifest/inject/policy.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { admit, type Json, mixedLiterals } from '../../../support/admission.ts';
@@ -37,15 +37,18 @@ const documents = (settings: PolicySettings): any[] => parseAllDocuments(admissi
 const SPEAKS = 'no-container-speaks-to-a-sidecar';
 
 /** The verdicts agree; returns whether the policy left to --inject a pod --inject rewrites (its commands speak to a sidecar). */
-/** --inject's refusal of a script that ends with 0 after its job failed: the script's own statuses. */
-const SCRIPT_STATUS = /script ends with 0 after the job failed/;
+/**
+ * --inject's refusals for what a script does by itself, which CEL cannot read: it ends with 0 after its job failed,
+ * or its own shell ends it otherwise than bash would (a construct sh lacks).
+ */
+const SCRIPT_STATUS = /script ends with 0 after the job failed|--check finds bashism-under-sh/;
 
 /** Whether the policy agrees with --inject on one object: true where it leaves to --inject what speaks to a sidecar. */
 function agrees(verdict: Verdict, mode: (typeof MODES)[number], strict: boolean): boolean | 'script-status' {
   const where = `${verdict.name} (${mode.mode})`;
   assert.notEqual(verdict.policy, 'error', `${where}: the policy fails: ${verdict.why}`);
-  // A script's own statuses are beyond CEL: where --inject refuses only because the script already ends with 0
-  // after its job failed, the policy wraps it (the pod completes, with the status the script gives).
+  // A script's own statuses are beyond CEL: where --inject refuses only for what the script does by itself, the
+  // policy wraps it (the pod completes, with the status the script gives).
   if (
     verdict.inject === 'refused' &&
     (verdict.refusals ?? []).length > 0 &&
@@ -70,19 +73,21 @@ function agrees(verdict: Verdict, mode: (typeof MODES)[number], strict: boolean)
 }
 
 describe('the printed policy and binding', () => {
-  // v1beta1: an extract of Kubernetes' own OpenAPI file (see its $comment). v1 (Kubernetes 1.36): no OpenAPI file of
-  // Kubernetes with it could be read when the extract was made, so a schema transcribed by hand (see its $comment).
+  // Each version against an extract of Kubernetes' own OpenAPI file of it (see each file's $comment): v1beta1 from
+  // release-1.35, v1 from release-1.36. Then what the API server's validation requires besides, the same in both.
+  const schemas = join(root, 'test', 'support', 'schemas');
+  const openApi = new Map(
+    POLICY_VERSIONS.map((version) => [version, openApiValidators(join(schemas, `mutating-admission-policy-${version}.openapi.json`))]),
+  );
   const ajv = new Ajv2019({ allErrors: true, strict: false });
-  const schema = JSON.parse(readFileSync(join(root, 'test', 'support', 'schemas', 'mutating-admission-policy.schema.json'), 'utf8'));
-  const validate = ajv.compile(schema);
-  const openApi = openApiValidators(join(root, 'test', 'support', 'schemas', 'mutating-admission-policy-v1beta1.openapi.json'));
-  /** Whether the document passes its version's schema; the errors when not. */
-  const check = (version: string, document: Record<string, unknown>): string | undefined => {
-    if (version !== 'v1beta1') return validate(document) ? undefined : JSON.stringify(validate.errors, null, 1);
-    const kind = openApi.get(String(document.kind));
-    if (kind === undefined) return `no schema of kind ${String(document.kind)}`;
+  const rules = ajv.compile(JSON.parse(readFileSync(join(schemas, 'mutating-admission-policy.rules.schema.json'), 'utf8')));
+  /** Whether the document passes its version's OpenAPI schema and the server's rules; the errors when not. */
+  const check = (version: PolicyVersion, document: Record<string, unknown>): string | undefined => {
+    const kind = openApi.get(version)?.get(String(document.kind));
+    if (kind === undefined) return `no ${version} schema of kind ${String(document.kind)}`;
     if (document.apiVersion !== kind.apiVersion) return `apiVersion ${String(document.apiVersion)}, not ${kind.apiVersion}`;
-    return kind.validate(document) ? undefined : JSON.stringify(kind.validate.errors, null, 1);
+    if (!kind.validate(document)) return JSON.stringify(kind.validate.errors, null, 1);
+    return rules(document) ? undefined : JSON.stringify(rules.errors, null, 1);
   };
   for (const version of POLICY_VERSIONS) {
     for (const mode of MODES) {
