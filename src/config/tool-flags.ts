@@ -32,7 +32,7 @@ export const JSON_FIELDS = {
 /** The output formats of --check, each with what it writes. */
 const FORMATS = {
   text: 'one line per finding, FILE:LINE: LEVEL: RULE: MESSAGE (the default)',
-  json: `one JSON array of every finding of every FILE, each an object of ${Object.keys(JSON_FIELDS).join(', ')}`,
+  json: `one JSON array of every finding of every FILE, each an object with the fields ${Object.keys(JSON_FIELDS).join(', ')}`,
   sarif: "a SARIF 2.1.0 log, one run: the rules and each finding's file and line (for code scanning in CI)",
 } as const;
 export type Format = keyof typeof FORMATS;
