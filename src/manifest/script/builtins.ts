@@ -255,6 +255,8 @@ const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
   ['wait', wait],
   ['true', (call: Call) => set(call, 0)],
   [':', (call: Call) => set(call, 0)],
+  // `exec` with no command (`exec >log 2>&1`, `exec 3>&1`): only its redirections, for the rest of the shell.
+  ['exec', (call: Call) => set(call, 0)],
   ['false', (call: Call) => set(call, 1)],
   ['test', testCommand],
   ['[', testCommand],

@@ -121,6 +121,8 @@ const RULES: readonly Rule[] = [
   ['exec skips the EXIT trap', "trap 'Q' EXIT\nexec ./job", '0 w exec / 1 w exec'],
   // exec, timeout, env and other wrappers
   ['exec replaces the shell', 'exec ./job\nQ', '0 w exec / 1 w exec'],
+  ['exec with only redirections runs nothing and goes on', 'exec >/tmp/log 2>&1\n./job\nQ', '0 w,q end / 0 w,q end'],
+  ['exec of an fd alone goes on too', 'exec 3>&1\nexit $?', '0 - exit / 0 - exit'],
   ['timeout runs its command', 'timeout 60 ./job\nexit $?', '0 w exit / 1 w exit'],
   ['env runs its command', 'env A=1 ./job && Q', '0 w,q end / 1 w end'],
   ['nice and exec in front', 'exec nice -n 5 ./job', '0 w exec / 1 w exec'],
