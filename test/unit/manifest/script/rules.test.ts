@@ -83,6 +83,8 @@ const RULES: readonly Rule[] = [
     '2 w exit / 2 w exit',
     { dialect: 'dash' },
   ],
+  ['bash refuses a return outside a function and goes on', './job\nreturn 2\nQ', '0 w,q end / 0 w,q end', { dialect: 'bash' }],
+  ['return of a word that is no number: dash ends with 2', 'return abc\nQ', '2 - exit / 2 - exit', { dialect: 'dash' }],
   // subshells
   ['exit in a subshell ends only it', '(./job; exit 7)\nrc=$?\nQ\nexit $rc', '7 w,q exit / 7 w,q exit'],
   ['set -e sees a subshell fail', 'set -e\n(./job)\nQ', '0 w,q end / 1 w errexit'],
