@@ -238,6 +238,13 @@ function shopt(call: Call): State[] {
 /** A command whose status the model cannot know (`read`, `command -v`...): a path for each. */
 const eitherWay = (call: Call): State[] => decided(undefined, call.state);
 
+/**
+ * `pgrep NAME`, `pidof NAME`: a sidecar's process runs while the job does, so it is found; whether another runs
+ * (the job's, which a watcher polls: `while pgrep -f job; do sleep 5; done`) is not known.
+ */
+const processLookup = (call: Call): State[] =>
+  call.context.hooks.looksUpSidecar(call.known.map((word, at) => word ?? call.rest[at] ?? '')) ? set(call, 0) : eitherWay(call);
+
 /** Each builtin's step, by the program's name. */
 const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
   ['exit', exitOrReturn],
@@ -271,6 +278,8 @@ const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
   ['type', eitherWay],
   ['which', eitherWay],
   ['hash', eitherWay],
+  ['pgrep', processLookup],
+  ['pidof', processLookup],
 ]);
 
 /** `sh -c SCRIPT` and the like: the script, when known and parsed, run in a subshell with the shell's options. */

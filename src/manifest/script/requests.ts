@@ -127,15 +127,29 @@ function pidLookup(text: string): string | undefined {
   const match = PID_LOOKUP.exec(text);
   if (match === null) return undefined;
   const words = [...(match[2] as string).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((found) => found[1] ?? found[2] ?? found[3] ?? '');
+  return lookedUp(match[1] as string, words);
+}
+
+/** The program pgrep or pidof (PROGRAM) looks up with the arguments WORDS. */
+function lookedUp(program: string, words: readonly string[]): string | undefined {
   const names: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
-    if (match[1] === 'pgrep' && PGREP_VALUED.has(word)) i++;
+    if (program === 'pgrep' && PGREP_VALUED.has(word)) i++;
     else if (!word.startsWith('-')) names.push(word);
   }
   // pgrep takes one pattern (the last word); pidof several names (the first is enough to aim the signal).
-  const name = (match[1] === 'pgrep' ? names.at(-1) : names[0])?.trim().split(/\s+/)[0];
+  const name = (program === 'pgrep' ? names.at(-1) : names[0])?.trim().split(/\s+/)[0];
   return name === undefined || name === '' ? undefined : basename(name.replace(/^\^|\$$/g, ''));
+}
+
+/**
+ * Whether `pgrep ...` or `pidof ...` (WORDS, the program first) looks for a sidecar's process, which runs while the
+ * job does, so it finds one; whether any other process runs (the job's, polled by a watcher) is not known.
+ */
+export function looksUpSidecar(words: readonly string[]): boolean {
+  const name = lookedUp(basename(words[0] ?? ''), words.slice(1));
+  return name !== undefined && (SIDECAR_KINDS as readonly SidecarKind[]).some((kind) => kind.template.processes.includes(name));
 }
 
 /** The variables a script assigns a PID lookup to (`pid=$(pgrep cloud_sql_proxy)`), with the program looked up. */

@@ -11,7 +11,7 @@ import { parseCommon } from './common.ts';
 import { type ConstructId, constructsIn, type Dialect } from './dialect.ts';
 import { emptyIn, outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
-import { pidVariablesOf, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
+import { looksUpSidecar, pidVariablesOf, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
 
@@ -183,7 +183,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
   const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
   const outcome =
     syntaxError === undefined
-      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls }, script.length)
+      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls, looksUpSidecar }, script.length)
       : NO_OUTCOME;
   // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
   if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
@@ -205,7 +205,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     const asBash = outcomeOf(
       root,
       { ...startOf(options), dialect: 'bash', sh: 'bash', env, closed },
-      { parse, speaks, collect, quitUrls },
+      { parse, speaks, collect, quitUrls, looksUpSidecar },
       script.length,
     );
     constructs = {

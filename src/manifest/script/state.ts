@@ -95,6 +95,8 @@ export interface Hooks {
    * variable then stands for; undefined: none.
    */
   readonly quitUrls: (word: string) => string | undefined;
+  /** Whether `pgrep`/`pidof` WORDS look for a sidecar's process, which runs while the job does (else: either way). */
+  readonly looksUpSidecar: (words: readonly string[]) => boolean;
 }
 
 /** A persistent list, newest first: copies of a state share it. */

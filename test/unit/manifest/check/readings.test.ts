@@ -114,6 +114,18 @@ describe('the shapes real manifests quit a sidecar with', () => {
     // A container that does work of its own before the quit is a job: its status is lost.
     assert.deepEqual(findings(watcher('/app/report')), ['exit-code-lost @ curl -fsS -XPOST localhost:15020/quitquitquit']);
   });
+  test("a watcher that polls for the job's process with pgrep, then quits, stops the sidecar", () => {
+    const yaml = job(
+      ISTIO_POD,
+      spec(
+        '- name: job\n  image: example\n  command: ["/app/job"]\n' +
+          '- name: watcher\n  image: example\n  command: ["bash", "-c", "while pgrep -f /app/job >/dev/null; do sleep 5; done; curl -fsS -XPOST localhost:15020/quitquitquit"]',
+      ),
+    );
+    assert.deepEqual(findings(yaml), [
+      'hand-rolled-quit @ command: ["bash", "-c", "while pgrep -f /app/job >/dev/null; do sleep 5; done; curl -fsS -XPOST localhost:15020/quitquitquit"]',
+    ]);
+  });
   test('the v1 proxy image with args only is the v1 proxy, which has no quit endpoint', () => {
     const yaml = job(
       undefined,

@@ -68,6 +68,14 @@ const RULES: readonly Rule[] = [
   // while and until
   ['until stops when the condition succeeds', 'until Q; do sleep 1; done\n./job', '0 q*,w end / 1 q*,w end'],
   ['while false never runs its body', 'while false; do ./job; done\nQ', '0 q end / 0 q end'],
+  ["pgrep of a sidecar's process finds it: the sidecar runs while the job does", 'pgrep -f pilot-agent\nexit $?', '0 - exit / 0 - exit'],
+  ['pgrep of another process may find it or not', 'pgrep -f job\nexit $?', '0 - exit | 1 - exit / 0 - exit | 1 - exit'],
+  // Each turn of a loop whose condition is not known may be its last; past a few turns the path is not known.
+  [
+    'pgrep may find the process or not: a polling loop ends',
+    'while pgrep -f job >/dev/null; do sleep 5; done\nQ',
+    `${'0 q end | '.repeat(4)}? - exit? / ${'0 q end | '.repeat(4)}? - exit?`,
+  ],
   ['a loop that may not end is not known', 'while true; do ./job && break; done\nQ', '0 w,q end / ? w,w,w,w exit?'],
   // for
   ['for runs its body once per known word', 'for i in 1 2 3; do ./job; done\nQ', '0 w,w,w,q end / 0 w,w,w,q end'],
