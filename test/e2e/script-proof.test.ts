@@ -145,6 +145,18 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
     ),
     [],
   ],
+  // A quit sent with a program the image leaves out: 127, nothing sent; the same with the one it has.
+  [writtenScript('written-curl-in-debian', 'sh', 'Never', `migrate; rc=$?; ${QUIT}; exit $rc`, { image: ['debian:12', 'dash'] }), NO_QUIT],
+  [
+    writtenScript(
+      'written-wget-in-alpine',
+      'sh',
+      'Never',
+      `migrate; rc=$?; wget -q -O- --post-data= http://127.0.0.1:${istioPort('status')}/quitquitquit; exit $rc`,
+      { image: ['alpine:3.20', 'ash'] },
+    ),
+    [],
+  ],
   // Each shell by its own rules: bash's syntax under sh, the quit's path, scheme and method, defaults and unset variables.
   [
     writtenScript('written-array-under-dash', 'sh', 'Never', `migrate; rc=$?\nflags=(a b)\n${QUIT}\nexit $rc`),
@@ -152,13 +164,13 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
   ],
   [
     writtenScript('written-array-under-ash', 'sh', 'Never', `migrate; rc=$?\nflags=(a b)\n${QUIT}\nexit $rc`, {
-      image: ['alpine:3.20', 'ash'],
+      image: ['curlimages/curl:8.10.1', 'ash'],
     }),
     [...NO_QUIT, 'succeeded-job-ends-non-zero'],
   ],
   [
     writtenScript('written-double-bracket-under-ash', 'sh', 'Never', `migrate; rc=$?; [[ $rc -eq 0 ]] && echo ok; ${QUIT}; exit $rc`, {
-      image: ['alpine:3.20', 'ash'],
+      image: ['curlimages/curl:8.10.1', 'ash'],
     }),
     [],
   ],

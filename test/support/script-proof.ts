@@ -2,7 +2,7 @@
 // succeeding and once with it failing, inside a pod of its own (test/support/fixtures/proof-pod.c: a private
 // network and PID namespace whose sidecar answers on Istio's real ports, and whose processes run where the pod shares
 // them); real curl, wget, busybox wget, python3, node, pkill, timeout, tini and dumb-init; stand-ins only for the
-// job and for pilot-agent; the built wrapper where a manifest runs it. What really happened (an effective quit before or after the job, the container's status)
+// job, for pilot-agent and for what the manifest's image leaves out (IMAGE_LACKS: "not found", 127); the built wrapper where a manifest runs it. What really happened (an effective quit before or after the job, the container's status)
 // says whether the script works, by the shell the manifest names (sh is what the image's sh is: Debian's dash,
 // Alpine's ash); the other shells' results are kept beside it. Then --check reads every manifest in one run, and each verdict is compared with the truth.
 // Needs root (namespaces), gcc and the build.
@@ -57,6 +57,7 @@ const DIALECT_RULES = ['sh-pipefail'] as const;
 const NO_QUIT_RULES = [
   'sh-pipefail',
   'quit-wrong-method',
+  'quit-program-missing',
   'quit-unheard',
   'bashism-under-sh',
   'quit-only-on-signal',
@@ -65,7 +66,7 @@ const NO_QUIT_RULES = [
 ] as const;
 
 export const PROBLEMS = {
-  'failed-job-ends-0': ['exit-code-lost', 'bashism-under-sh'],
+  'failed-job-ends-0': ['exit-code-lost', 'bashism-under-sh', 'quit-program-missing'],
   'no-quit-after-failure': ['quit-skipped-on-failure', ...NO_QUIT_RULES],
   'no-quit-after-success': NO_QUIT_RULES,
   'quit-before-job': ['quit-before-job', 'bashism-under-sh'],
@@ -131,7 +132,20 @@ interface Container {
   readonly argv: readonly string[];
   readonly env: readonly string[];
   readonly sharesProcesses: boolean;
+  /** The programs its image leaves out (IMAGE_LACKS), which its runs here do not find. */
+  readonly lacks: readonly string[];
 }
+
+/**
+ * The programs the images the proof's manifests name leave out, as the images are built (Debian's has neither
+ * curl nor wget; Alpine's and python's alpine variant have busybox's wget and no curl): in a run of a container
+ * of that image, each is a stand-in that says "not found" and exits 127, as a shell does for a program it lacks.
+ */
+const IMAGE_LACKS: Readonly<Record<string, readonly string[]>> = {
+  'debian:12': ['curl', 'wget'],
+  'alpine:3.20': ['curl'],
+  'python:3.12-alpine': ['curl'],
+};
 
 interface EnvEntry {
   readonly name: string;
@@ -145,7 +159,7 @@ function containerOf(manifest: string): Container {
       template: {
         spec: {
           shareProcessNamespace?: boolean;
-          containers: { command?: string[]; args?: string[]; env?: EnvEntry[] }[];
+          containers: { image?: string; command?: string[]; args?: string[]; env?: EnvEntry[] }[];
         };
       };
     };
@@ -160,6 +174,7 @@ function containerOf(manifest: string): Container {
       valueFrom?.fieldRef?.fieldPath?.includes(STATUS_ANNOTATION) === true ? `${name}=${CLASSIC_STATUS}` : `${name}=${value ?? ''}`,
     ),
     sharesProcesses: pod.shareProcessNamespace === true,
+    lacks: IMAGE_LACKS[container.image ?? ''] ?? [],
   };
 }
 
@@ -179,6 +194,8 @@ interface Stage {
   readonly bin: string;
   readonly sidecar: string;
   readonly path: string;
+  /** The PATH of a container whose image leaves out LACKS. */
+  pathLacking(lacks: readonly string[]): string;
   work(index: number): string;
   output(id: string): string;
 }
@@ -195,27 +212,41 @@ function stage(): Stage {
   symlinkSync(NODE, join(bin, 'node'));
   symlinkSync(execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).trim(), join(bin, 'ash'));
   symlinkSync(WRAPPER, join(bin, PROGRAM));
-  // pilot-agent's own commands as a job's script uses them: `request METHOD PATH` goes to Envoy's admin port.
+  // pilot-agent's own commands as a job's script uses them: `request METHOD PATH` goes to Envoy's admin port
+  // (pilot-agent sends it itself, whatever the image has: this stand-in's curl is the machine's, by its path).
   const ready = `http://localhost:${istioPort('health')}${ISTIO.ready?.path ?? ''}`;
+  const curl = execFileSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).trim();
   writeFileSync(
     join(bin, 'pilot-agent'),
     [
       '#!/bin/sh',
       'case "$1" in',
-      `request) exec curl -sf -X "$2" "http://localhost:${istioPort('envoy-admin')}/\${3#/}" ;;`,
-      `wait) exec curl -sf -o /dev/null ${ready} ;;`,
+      `request) exec ${curl} -sf -X "$2" "http://localhost:${istioPort('envoy-admin')}/\${3#/}" ;;`,
+      `wait) exec ${curl} -sf -o /dev/null ${ready} ;;`,
       '*) echo "pilot-agent: $1: not in this stand-in" >&2; exit 2 ;;',
       'esac',
       '',
     ].join('\n'),
     { mode: 0o755 },
   );
+  const path = `${bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
   return {
     dir,
     pod,
     bin,
     sidecar,
-    path: `${bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    path,
+    pathLacking: (lacks) => {
+      if (lacks.length === 0) return path;
+      const without = join(dir, `without-${lacks.join('-')}`);
+      if (!existsSync(without)) {
+        mkdirSync(without);
+        for (const program of lacks) {
+          writeFileSync(join(without, program), `#!/bin/sh\necho "sh: ${program}: not found" >&2\nexit 127\n`, { mode: 0o755 });
+        }
+      }
+      return `${without}:${path}`;
+    },
     work: (index) => {
       const work = join(dir, `work-${index}`);
       mkdirSync(work, { recursive: true });
@@ -231,6 +262,7 @@ function stage(): Stage {
 
 interface Planned {
   readonly id: string;
+  readonly lacks: readonly string[];
   readonly argv: readonly string[];
   readonly env: readonly string[];
   readonly shares: boolean;
@@ -256,7 +288,7 @@ async function runAll(
         run.shares ? '1' : '0',
         String(run.status),
         String(run.env.length + 2),
-        `PATH=${stage.path}`,
+        `PATH=${stage.pathLacking(run.lacks)}`,
         `HOME=${work}`,
         ...run.env,
         String(run.argv.length),
@@ -353,6 +385,7 @@ export async function prove(scripts: readonly GeneratedScript[], options: { pods
           const container = containers.get(script.id) as Container;
           return {
             id: `${script.id}.${shell}.${outcome}`,
+            lacks: container.lacks,
             argv: withShell(container.argv, shell),
             env: container.env,
             shares: container.sharesProcesses,

@@ -11,10 +11,10 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, kindNamed, readSetting, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
+import { missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/state.ts';
-import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
-import { requestOf } from '../script/requests.ts';
+import { basename } from '../script/commands.ts';
 import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
@@ -364,6 +364,29 @@ const ROWS = [
               aimed.line,
               `container ${container.name}: this sends ${method} to the ${nameOf(aimed.kind)}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
                 `(${method} is refused and the sidecar keeps running): ${aimed.request.via === 'wget' ? "use wget --post-data=''" : 'use curl -X POST'}, or ${WRAP}`,
+            );
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'quit-program-missing',
+    level: 'error',
+    finds:
+      "a quit, or a retried wait, sent with curl or wget in an image known to lack it (Debian's, Ubuntu's, slim, Alpine's, distroless): it fails with 127, so the quit is never sent or the wait never ends",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        for (const container of pod.jobs) {
+          for (const { aimed, program, image, what } of missingPrograms(container)) {
+            const lacks = `${image} is ${what}, which has no ${program}`;
+            const sidecar = nameOf(aimed.kind);
+            report(
+              aimed.line,
+              aimed.what === 'quit'
+                ? `container ${container.name}: ${lacks}, so this quit fails with 127 (command not found) and the ${sidecar} keeps the pod running: ${WRAP}, which needs no ${program}`
+                : `container ${container.name}: ${lacks}, so this wait for the ${sidecar} fails with 127 (command not found) every time and its loop never ends: ` +
+                    `the job never runs and the ${sidecar} keeps the pod running: take the wait out and ${WRAP}, which waits for the ${sidecar} itself`,
             );
           }
         }
@@ -758,14 +781,6 @@ export function check(
 /** Programs that are no job: a wrapper that runs one of these wraps nothing. */
 const TRIVIAL = new Set(['echo', 'printf', 'true', ':', 'sleep', 'exit', 'date']);
 
-/** Whether a string names a quit path of any kind (/quitquitquit, /shutdown, ...). */
-function quitPathIn(value: string): boolean {
-  return /quitquitquit|\/shutdown\b|graceful_shutdown|agent\/v1\/quit/.test(value);
-}
-
-const quitPath = (node: unknown): boolean => scalars(node).some(({ value }) => quitPathIn(value));
-
-/** The file's line of a place in a container's script. */
 /** What the shell running a script makes of construct ID, and which shell that is (and why: the image, or assumed). */
 function constructMessage(id: ConstructId, shell: NonNullable<ContainerFacts['script']>['shell'], text: string): string {
   const name = DIALECT_NAMES[shell.dialect];
@@ -792,6 +807,7 @@ function constructMessage(id: ConstructId, shell: NonNullable<ContainerFacts['sc
   return `${CONSTRUCTS[id].written} is bash's, and ${which}${hashBang}, ${does}`;
 }
 
+/** The file's line of a place in a container's script. */
 function scriptLine(container: ContainerFacts, row: number, column: number): number {
   const script = container.script;
   if (script === undefined) return 0;
@@ -891,33 +907,6 @@ function annotationOnly(key: string): SidecarKind | undefined {
       key,
     );
   });
-}
-
-/**
- * A quit among a container's command and args after a program that no shell runs: the exec form passes `&&`,
- * `curl` and the rest to the program as arguments (after `sh -c SCRIPT`, as the script's $0 and parameters). The
- * word that starts it, its node and what takes it. Under a wrapper there is none to find: the wrapper quits.
- */
-function quitInArgs(container: ContainerFacts): { word: string; node: Node; program: string; shell: boolean } | undefined {
-  const { words, nodes } = argvOf(container.node);
-  const inner = innerCommand(
-    words.map((word, at) => ({ word, at })),
-    (entry) => entry.word,
-  ).words;
-  const start = inner[0]?.at ?? 0;
-  const program = basename(words[start] ?? '');
-  // A wrapper quits the sidecar itself, whatever its command makes of the rest.
-  if ((WRAPPERS as readonly string[]).includes(program)) return undefined;
-  const shell = shellScript(words.slice(start));
-  // A shell's words after its script are the script's parameters ($0, $1, ...); anything else's are its arguments.
-  const from = shell === undefined ? start + 1 : start + shell.at + 1;
-  for (let at = from; at < words.length; at++) {
-    const rest = words.slice(at).flatMap((word) => word.trim().split(/\s+/));
-    const request = requestOf(rest, { row: 0, column: 0 }, new Map());
-    if (request === undefined || !(request.method === 'SIGNAL' || quitPathIn(rest.join(' ')))) continue;
-    return { word: words[at] as string, node: nodes[at] as Node, program: words[start] ?? '', shell: shell !== undefined };
-  }
-  return undefined;
 }
 
 /** The keys of every kind's injector, which only the pod template's metadata is read for. */

@@ -21,6 +21,7 @@ import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
+import { missingPrograms } from '../check/quits.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
 import { execArgsQuit, statusLost, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
@@ -66,6 +67,7 @@ const SCRIPT_RULES: readonly RuleId[] = [
   'quit-only-on-signal',
   'quit-not-enabled',
   'quit-wrong-method',
+  'quit-program-missing',
   'folded-script',
 ];
 
@@ -131,6 +133,14 @@ export function inject(
     if (dialect !== undefined) {
       refuse([
         `--check finds bashism-under-sh on line ${dialect.line}: the script's own shell ends it otherwise than bash would, which a wrapper does not change: run it with bash or write the POSIX form, then --inject`,
+      ]);
+      continue;
+    }
+    // A wait whose program the image lacks never ends, and --inject takes out only quits.
+    const hanging = settings.native ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
+    if (hanging !== undefined) {
+      refuse([
+        `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
       ]);
       continue;
     }

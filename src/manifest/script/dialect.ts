@@ -239,16 +239,48 @@ const BASH_IMAGES =
 const DASH_IMAGES =
   /(^|\/)(debian|ubuntu|python|node|golang|ruby|perl|php|openjdk|eclipse-temurin|amazoncorretto|postgres|mysql|mariadb|redis|nginx|httpd|buildpack-deps|rust|gcc|bitnami\/[\w.-]+)$/;
 
+/** An image reference's repository (without Docker Hub's prefixes) and tag. */
+function imageName(image: string): { readonly repository: string; readonly tag: string } {
+  const [name = '', tag = ''] = image.replace(/@.*$/, '').split(/:(?=[^/]*$)/);
+  return { repository: name.replace(/^(docker\.io\/)?(library\/)?/, ''), tag };
+}
+
 /** What `sh` is in an image, and whether the image said so (false: an image not known, dash assumed). */
 export function shOfImage(image: string): { readonly dialect: Dialect; readonly known: boolean } {
-  const [name = '', tag = ''] = image.replace(/@.*$/, '').split(/:(?=[^/]*$)/);
-  const repository = name.replace(/^(docker\.io\/)?(library\/)?/, '');
+  const { repository, tag } = imageName(image);
   if (ASH_IMAGES.includes(repository) || /(^|[-.])alpine/.test(tag) || (repository.includes('distroless') && /debug/.test(tag))) {
     return { dialect: 'ash', known: true };
   }
   if (BASH_IMAGES.test(repository)) return { dialect: 'bash-posix', known: true };
   if (DASH_IMAGES.test(repository)) return { dialect: 'dash', known: true };
   return { dialect: 'dash', known: false };
+}
+
+/** A program a script may quit its sidecar with, which some images leave out. */
+export type QuitProgram = 'curl' | 'wget';
+
+/**
+ * The quit programs an image is known to leave out, and what the image is: only images whose contents are
+ * documented and stable. Debian's and Ubuntu's official images have neither curl nor wget, nor do python's and
+ * node's slim variants (Debian slim with the runtime added); Alpine's and busybox's have busybox's wget and no
+ * curl, as do python's and node's alpine variants; distroless images (gcr.io/distroless) have no shell and no
+ * tools, their :debug tags busybox's. Undefined: an image not known to lack either.
+ */
+export function quitProgramsMissing(image: string): { readonly missing: readonly QuitProgram[]; readonly what: string } | undefined {
+  const { repository, tag } = imageName(image);
+  if (repository.startsWith('gcr.io/distroless/')) {
+    return /debug/.test(tag)
+      ? { missing: ['curl'], what: "a distroless debug image (busybox's tools)" }
+      : { missing: ['curl', 'wget'], what: 'a distroless image (no shell, no tools)' };
+  }
+  if (repository === 'debian' || repository === 'ubuntu') return { missing: ['curl', 'wget'], what: `${repository}'s official image` };
+  if (repository === 'alpine' || repository === 'busybox')
+    return { missing: ['curl'], what: `${repository}'s image (busybox's wget only)` };
+  if (repository === 'python' || repository === 'node') {
+    if (/(^|-)slim/.test(tag)) return { missing: ['curl', 'wget'], what: `the ${repository} slim image` };
+    if (/(^|-)alpine/.test(tag)) return { missing: ['curl'], what: `the ${repository} alpine image (busybox's wget only)` };
+  }
+  return undefined;
 }
 
 /** The dialect a shell's program name runs, SH standing for what `sh` is here; undefined: not one of these shells. */

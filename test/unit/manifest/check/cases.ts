@@ -66,6 +66,7 @@ export const THEMES = {
     'onfailure-quit-always',
     'quit-not-enabled',
     'quit-wrong-method',
+    'quit-program-missing',
     'quit-unheard',
     'wrapped-wrong-command',
     'native-quit',

@@ -250,6 +250,45 @@ const CASES: readonly Case[] = [
       pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`),
     ),
   },
+  // quit-program-missing: curl or wget where the image is known to lack it (and the script does not install it).
+  ...(
+    [
+      ['python:3.12-slim', 'curl -fsS -XPOST', true],
+      ['docker.io/library/node:22-bookworm-slim', 'wget -q -O- --post-data=', true],
+      ['alpine:3.20', 'curl -fsS -XPOST', true],
+      ['python:3.12-alpine', 'curl -fsS -XPOST', true],
+      ['gcr.io/distroless/python3-debian12', 'wget -q -O- --post-data=', true],
+      ['debian:12@sha256:0123', 'curl -fsS -XPOST', true],
+      ['python:3.12', 'curl -fsS -XPOST', false],
+      ['alpine:3.20', 'wget -q -O- --post-data=', false],
+      ['gcr.io/distroless/base:debug', 'wget -q -O- --post-data=', false],
+      ['curlimages/curl:8.10.1', 'curl -fsS -XPOST', false],
+      ['registry.example/job:1', 'curl -fsS -XPOST', false],
+    ] as const
+  ).map(
+    ([image, quit, missing]): Case => ({
+      name: `${quit.split(' ')[0]} in ${image}`,
+      rule: 'quit-program-missing',
+      yaml: job(
+        pod(`command: ["sh", "-c", "trap 'rc=$?; ${quit} http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`).replace(
+          'image: example',
+          `image: ${image}`,
+        ),
+        { podMeta: INJECTED },
+      ),
+      ...(missing ? { expect: { at: 'command:', level: 'error' } } : {}),
+    }),
+  ),
+  {
+    name: 'curl in a slim image, installed by the script first',
+    rule: 'quit-program-missing',
+    yaml: job(
+      pod(
+        `command: ["sh", "-c", "apt-get update && apt-get install -y --no-install-recommends curl; ${TRAP('http://127.0.0.1:15020/quitquitquit')} ./task"]`,
+      ).replace('image: example', 'image: python:3.12-slim'),
+      { podMeta: INJECTED },
+    ),
+  },
   // Methods are case-sensitive (curl sends -X as written); -G makes a GET of the data.
   ...['-X post', '--request post', '-G -d now=1', '-G --data now=1', '--get -d now=1'].map(
     (flags): Case => ({

@@ -142,6 +142,28 @@ describe('--inject over a Job whose script quits by hand', () => {
   });
 });
 
+describe('a quit or a wait sent with curl in an image that has none', () => {
+  const slim = (script: string): string => job(script).replace('image: example/migrate', 'image: python:3.12-slim');
+  test('the quit is taken out and the command wrapped: the wrapper needs no curl; clean after', () => {
+    const result = inject(source(slim(`"./migrate; rc=$?; ${QUIT}; exit $rc"`)), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done', result.kind === 'refused' ? result.problems.join('\n') : '');
+    const out = (result as { text: string }).text;
+    assert.match(out, /- "\.\/migrate; rc=\$\?; exit \$rc"\n/);
+    assert.deepEqual(
+      check(source(out)).filter((finding) => finding.level === 'error'),
+      [],
+    );
+  });
+  test('a wait in a loop never ends there, and --inject takes out only quits: refused, naming the line', () => {
+    const wait = 'until curl -fsI http://127.0.0.1:15021/healthz/ready; do sleep 1; done';
+    const result = inject(source(slim(`"${wait}; ./migrate; rc=$?; ${QUIT}; exit $rc"`)), { image: IMAGE, native: false });
+    assert.deepEqual(result.kind === 'refused' ? result.problems : [], [
+      'test.yaml:1: Job migrate: --check finds quit-program-missing on line 18: the script waits for the sidecar with curl, ' +
+        'which python:3.12-slim lacks, so the wait never ends: take it out (istio-job-run waits itself), then --inject',
+    ]);
+  });
+});
+
 describe("a script that quits nothing but loses the job's status", () => {
   test('is refused: the wrapper would report its failure as a success', () => {
     const result = inject(source(job('"./migrate | tee job.log"')), { image: IMAGE, native: false });
