@@ -136,14 +136,6 @@ export function inject(
       ]);
       continue;
     }
-    // A wait whose program the image lacks never ends, and --inject takes out only quits.
-    const hanging = settings.native ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
-    if (hanging !== undefined) {
-      refuse([
-        `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
-      ]);
-      continue;
-    }
     let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
     let scriptEdits: readonly ScalarEdit[] = [];
     const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
@@ -176,6 +168,14 @@ export function inject(
       continue;
     }
     if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
+    // A wait whose program the image lacks never ends, and --inject takes out only quits.
+    const hanging = settings.native ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
+    if (hanging !== undefined) {
+      refuse([
+        `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
+      ]);
+      continue;
+    }
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
     // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
