@@ -74,7 +74,8 @@ describe("a script's own quit taken out", () => {
   });
 });
 
-const job = (script: string, policy = 'Never'): string => `apiVersion: batch/v1
+/** A Job whose pod asks for Istio, down to its one container's image: its command goes after. */
+const jobHead = (policy = 'Never'): string => `apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrate
@@ -88,7 +89,9 @@ spec:
       containers:
         - name: migrate
           image: example/migrate
-          command:
+`;
+
+const job = (script: string, policy = 'Never'): string => `${jobHead(policy)}          command:
             - sh
             - -c
             - ${script}
@@ -181,21 +184,7 @@ describe("a script that quits nothing but loses the job's status", () => {
 });
 
 describe('a quit written as exec items after a program that no shell runs', () => {
-  const execJob = (command: string): string => `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    metadata:
-      annotations:
-        sidecar.istio.io/inject: "true"
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: migrate
-          image: example/migrate
-${command}`;
+  const execJob = (command: string): string => `${jobHead()}${command}`;
 
   test('in a flow list: the items from && on go, the wrapper goes in front; idempotent', () => {
     const text = execJob(
