@@ -61,7 +61,12 @@ export function kindsTable(): string {
     row(['---', '---', '---', '---', '---']),
   ];
   for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
-    lines.push(row([code(kind.name), waits(kind), endpoint(kind, kind.quit), cell(kind.docs.notEnabled), cell(kind.docs.forJobs)]));
+    const variable = kind.template.quitUrlsVariable;
+    const stops =
+      variable === undefined
+        ? endpoint(kind, kind.quit)
+        : `${endpoint(kind, kind.quit)}; and each URL of ${code(variable)} in the job's environment (space-separated: its operator sets it)`;
+    lines.push(row([code(kind.name), waits(kind), stops, cell(kind.docs.notEnabled), cell(kind.docs.forJobs)]));
   }
   return lines.join('\n');
 }

@@ -10,6 +10,7 @@ import { parseInvocation } from './parse.ts';
 import { DEFAULT_ANNOTATIONS_FILE, type Options } from './options.ts';
 import { fitsLine, MAX_LINE_BYTES, MAX_QUIT_TARGETS, quitTargetLine } from '../launcher/protocol.ts';
 import { shownUrl } from '../quote.ts';
+import { SIDECAR_KINDS } from './kinds.ts';
 
 export interface ConfigurationInputs {
   readonly argv: readonly string[];
@@ -100,7 +101,12 @@ function planErrors(sidecars: readonly Sidecar[]): string[] {
   const errors: string[] = [];
   const targets = sidecars.flatMap((sidecar) => sidecar.quit.map((target) => ({ ...target, from: sidecar.from })));
   if (targets.length > MAX_QUIT_TARGETS) {
-    errors.push(`${targets.length} quit URLs: the launcher takes at most ${MAX_QUIT_TARGETS} (--quit-url, --also, the annotations file)`);
+    const variables = SIDECAR_KINDS.flatMap((kind): string[] =>
+      'quitUrlsVariable' in kind.template ? [kind.template.quitUrlsVariable] : [],
+    );
+    errors.push(
+      `${targets.length} quit URLs: the launcher takes at most ${MAX_QUIT_TARGETS} (--quit-url, --also, the annotations file, ${variables.join(', ')})`,
+    );
   }
   for (const { url, kind, from } of targets) {
     const line = quitTargetLine(kind.label, url);

@@ -5,8 +5,18 @@
 import { errorMessage } from '../errors.ts';
 import { type ResolvedMode, STATUS_ANNOTATION } from './mode.ts';
 import { ENVOY_ADMIN_VARIABLE, type Options, STATUS_VARIABLE } from './options.ts';
-import { ISTIO, istioPort, kindNamed, type PodAnnotations, type QuitTarget, SIDECAR_KINDS, type SidecarKind } from './kinds.ts';
-import { type AlsoEntry, port } from './values.ts';
+import {
+  endpointUrl,
+  ISTIO,
+  istioPort,
+  kindNamed,
+  type PodAnnotations,
+  type QuitTarget,
+  SIDECAR_KINDS,
+  type SidecarKind,
+} from './kinds.ts';
+import { type AlsoEntry, PartialError, port, spacedUrls } from './values.ts';
+import { listenerKey } from '../http/listener.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -98,6 +108,7 @@ export function detect(inputs: DetectInputs): Detection {
     }
   }
   for (const entry of options.also) sidecars.push(fromAlso(entry));
+  fromVariables(env, sidecars, notes, errors);
   return { sidecars, notes, errors, ...(probe === undefined ? {} : { probe }) };
 }
 
@@ -122,6 +133,33 @@ function build(kind: SidecarKind, from: string, ports: readonly number[], paths:
 function fromAlso(entry: AlsoEntry): Sidecar {
   return build(kindNamed(entry.kind), ALSO, entry.ports);
 }
+
+/**
+ * The kinds whose operator hands the job container its quit URLs in a variable (the Cloud SQL proxy operator's
+ * CSQL_PROXY_QUIT_URLS, kinds.ts): each URL a quit of that kind, nothing to wait for (the variable says only where
+ * each proxy quits). A URL another sidecar found already quits (the same listener and path) is quit once.
+ */
+function fromVariables(env: Env, sidecars: Sidecar[], notes: Note[], errors: string[]): void {
+  const quitting = new Set(sidecars.flatMap((sidecar) => sidecar.quit.map(({ url }) => quitKey(url))));
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    const variable = kind.template.quitUrlsVariable;
+    const raw = variable === undefined ? undefined : env[variable];
+    if (variable === undefined || raw === undefined) continue;
+    let urls: readonly URL[];
+    try {
+      urls = spacedUrls(endpointUrl(kind, kind.quit), kind.label)(raw);
+    } catch (error) {
+      errors.push(`${variable}: ${errorMessage(error)}`);
+      urls = error instanceof PartialError ? (error.partial as URL[]) : [];
+    }
+    if (raw.trim() === '') notes.push({ level: 'info', message: `${variable} is set but empty: no ${kind.label} to stop` });
+    const quit = urls.filter((url) => !quitting.has(quitKey(url))).map((url) => ({ url, kind }));
+    if (quit.length > 0) sidecars.push({ kind, from: variable, quit });
+  }
+}
+
+/** A quit's identity: its listener (loopback names one host) and path. */
+const quitKey = (url: URL): string => `${listenerKey(url)}${url.pathname}${url.search}`;
 
 /** The one info line: every sidecar found, and where from. */
 export function describeSidecars(sidecars: readonly Sidecar[]): string {

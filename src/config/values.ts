@@ -54,17 +54,17 @@ export const durationAtLeast =
     return ms;
   };
 
-/** An http or https URL without credentials; `example` is shown with the error when given. */
-export function httpUrl(raw: string, example?: string): URL {
+/** An http or https URL without credentials; `example` is shown with the error when given (false: never, the caller says). */
+export function httpUrl(raw: string, example?: string | false): URL {
   const shown = quote(redact(raw));
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new Error(`${shown} is not a URL (example: ${example ?? URL_EXAMPLE})`);
+    throw new Error(`${shown} is not a URL${example === false ? '' : ` (example: ${example ?? URL_EXAMPLE})`}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${shown} is not an http or https URL${example === undefined ? '' : ` (example: ${example})`}`);
+    throw new Error(`${shown} is not an http or https URL${typeof example === 'string' ? ` (example: ${example})` : ''}`);
   }
   if (url.username !== '' || url.password !== '') {
     throw new Error(`${shown} has credentials in it; sidecar endpoints take none, and they would show in logs`);
@@ -82,6 +82,27 @@ export const urlList =
       throw new Error(`${quote(redact(raw))} has an empty entry (comma-separated URLs)`);
     }
     return items.map((item) => httpUrl(item, example));
+  };
+
+/**
+ * URLs separated by spaces, tabs or newlines (the shell's words of `for url in $VAR`), as an operator writes a
+ * variable of quit URLs; none when there is only space. Each is a quit URL of LABEL's (httpUrl, and one the
+ * launcher can hold); the good ones are kept beside the error about the bad ones, which says what is allowed.
+ */
+export const spacedUrls =
+  (example: string, label: string) =>
+  (raw: string): URL[] => {
+    const urls: URL[] = [];
+    const errors: string[] = [];
+    for (const item of raw.split(/[ \t\n]+/).filter((word) => word !== '')) {
+      try {
+        urls.push(fitsLauncher(httpUrl(item, false), label));
+      } catch (error) {
+        errors.push(errorMessage(error));
+      }
+    }
+    if (errors.length > 0) throw new PartialError(`${errors.join('; ')} (space-separated http or https URLs, e.g. ${example})`, urls);
+    return urls;
   };
 
 /** A sidecar named by --also: its kind, and the ports given after its name (in the kind's listener order). */

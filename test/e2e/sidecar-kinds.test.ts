@@ -410,3 +410,56 @@ describe('each kind of Job rewritten by --inject, run as written', { skip: podsU
     });
   }
 });
+
+describe('a Job of the Cloud SQL proxy operator rewritten by --inject, run as written', { skip: podsUnavailable() }, () => {
+  // The operator's example shape: a folded script, the job, then a loop that sends each of the operator's quit
+  // URLs; the operator adds the proxy container and the variable when it admits the pod, not in the manifest.
+  const variable = 'CSQL_PROXY_QUIT_URLS';
+  const manifest = [
+    'apiVersion: batch/v1',
+    'kind: Job',
+    'metadata: {name: nightly-export}',
+    'spec:',
+    '  template:',
+    '    metadata: {labels: {app: nightly-export}}',
+    '    spec:',
+    '      restartPolicy: Never',
+    '      containers:',
+    '      - name: export',
+    '        image: registry.example/export:3',
+    '        command:',
+    '        - sh',
+    '        - -c',
+    '        - >',
+    '          ls /nightly-export',
+    `          for url in $${variable} ; do`,
+    '            curl -s $url',
+    '          done',
+    '',
+  ].join('\n');
+
+  test("the loop over the operator's variable taken out, and the wrapper quits every proxy it lists", async () => {
+    const rewritten = await run(['--inject', '-'], { input: manifest });
+    assert.equal(rewritten.code, 0, rewritten.stderr);
+    assert.doesNotMatch(rewritten.stdout, /for url in/);
+    const container = containerAsWritten(rewritten.stdout, 'istio-job-run', {});
+    const result = await pod({
+      standIns: [{ kind: 'cloud-sql-proxy' }, { kind: 'cloud-sql-proxy', ports: [9190, 9191] }],
+      env: { ...POD, ...container.env, [variable]: 'http://localhost:9091/quitquitquit http://localhost:9191/quitquitquit' },
+      files: container.files,
+      args: [WRAPPER, ...container.argv.slice(1)],
+    });
+    // GNU ls: 2 when a file named is not there.
+    assert.equal(result.code, 2, `${result.stderr}\n${rewritten.stdout}`);
+    assert.match(result.stderr, /ls: cannot access '\/nightly-export'/);
+    for (const standIn of result.standIns) {
+      assert.deepEqual(
+        standIn.requests.filter((request) => request.path === '/quitquitquit').map((request) => [request.method, request.status]),
+        [['POST', 200]],
+        result.stderr,
+      );
+      assert.equal(standIn.exited, true);
+    }
+    assert.match(result.stderr, /sidecars: cloud-sql-proxy \(from CSQL_PROXY_QUIT_URLS\)/);
+  });
+});

@@ -56,7 +56,10 @@ describe('the generated tables of the docs', () => {
       assert.equal(cells(rows[i] ?? '').length, 5, rows[i] ?? '');
       assert.equal(name, `\`${kind.name}\``);
       const quit = kind.listeners[kind.quit.listener];
-      assert.equal(stop, `\`127.0.0.1:${quit?.port}${kind.quit.path}\``);
+      assert.ok(stop.startsWith(`\`127.0.0.1:${quit?.port}${kind.quit.path}\``), stop);
+      // A kind whose operator lists its quit URLs in a variable: the variable is named in the same cell.
+      const variable = kind.template.quitUrlsVariable;
+      assert.equal(variable === undefined ? stop.includes(';') : stop.includes(`\`${variable}\``), variable !== undefined, stop);
       const ready = kind.ready === undefined ? undefined : kind.listeners[kind.ready.listener];
       assert.equal(waits.startsWith(`\`127.0.0.1:${ready?.port}${kind.ready?.path}\``), ready !== undefined, waits);
     }

@@ -252,7 +252,9 @@ describe('detect', () => {
       'classic',
       ...Array.from({ length: 17 }, (_, i) => ['--quit-url', `http://127.0.0.1:${i + 1}/q`]).flat(),
     ]);
-    assert.deepEqual(many.errors, ['17 quit URLs: the launcher takes at most 16 (--quit-url, --also, the annotations file)']);
+    assert.deepEqual(many.errors, [
+      '17 quit URLs: the launcher takes at most 16 (--quit-url, --also, the annotations file, CSQL_PROXY_QUIT_URLS)',
+    ]);
     const long = found({
       'consul.hashicorp.com/connect-inject-status': 'injected',
       'consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path': `/${'p'.repeat(4100)}`,
