@@ -238,6 +238,21 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
   [wrapperScript('written-wrapper-default', 'bash', 'Never', 'migrate', { flags: [] }, true), []],
 ];
 
+/**
+ * Shapes --inject once refused or rewrote wrongly, each broken by --check's reading: each must be rewritten, and its
+ * rewrite run as the generated ones are (the job's commands started as often as in the original, in each shell).
+ */
+const CLASSES: readonly GeneratedScript[] = [
+  // Two quits of one and-or list, one in its middle.
+  writtenScript('class-quits-in-and-or', 'sh', 'Never', `migrate && ${QUIT} && sync-users && ${QUIT}`),
+  // An exit 0 that ends the script from a branch: taken out with the quit, the job ran twice.
+  writtenScript('class-exit-0-in-branch', 'sh', 'Never', `if migrate; then\n  ${QUIT}\n  exit 0\nfi\necho retrying\nsync-users`),
+  // A trap whose action is more than the quit (under OnFailure, where its quit after a failure is wrong).
+  writtenScript('class-trap-more-than-quit', 'sh', 'OnFailure', `trap 'sync-users; ${QUIT}' EXIT\nmigrate`),
+  // The status lost by the script itself before the quit: no worse behind the wrapper, which quits on every way out.
+  writtenScript('class-status-lost-before-quit', 'sh', 'Never', `migrate; sleep 1; echo done; ${QUIT}`),
+];
+
 const unavailable = proofUnavailable();
 const generated = [...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS)];
 process.stderr.write(
@@ -295,16 +310,25 @@ function injected(script: GeneratedScript): GeneratedScript | string | undefined
   return { ...script, id: `${script.id}-injected`, manifest: result.text.replaceAll(WRAPPER_PATH, 'istio-job-run') };
 }
 
+/** How many times a run started a job's command. */
+const jobsRun = (run: Run): number => run.events.filter((event) => event === 'job-start').length;
+
 /**
  * What is wrong with one run of a rewritten container, the job ending with CODE (a failed job: any code but 0, as a
- * script may map it to its own, `exit 1`); empty: nothing.
+ * script may map it to its own, `exit 1`), against the same run of the original: the job's commands run as many
+ * times, and a failed job reported as a success only where the original already lost its status; empty: nothing.
  */
-function wrong(run: Run, code: number, quitAfter: boolean): string[] {
+function wrong(run: Run, code: number, quitAfter: boolean, original: Run | undefined): string[] {
   const problems: string[] = [];
   if (run.timedOut) problems.push('hung');
-  if (code === 0 ? run.exit !== 0 : run.exit === 0) problems.push(`exit ${run.exit}, not the job's ${code}`);
+  const lostBefore = code !== 0 && original?.exit === 0;
+  if (code === 0 ? run.exit !== 0 : run.exit === 0 && !lostBefore) problems.push(`exit ${run.exit}, not the job's ${code}`);
+  if (original !== undefined && jobsRun(run) !== jobsRun(original))
+    problems.push(`the job's commands started ${jobsRun(run)} times, ${jobsRun(original)} in the original`);
   if (quitAfter && run.quit !== 'after-job') problems.push(`quit ${run.quit}, not after the job`);
-  if (!quitAfter && run.quit !== 'none') problems.push(`quit ${run.quit}, where only a success quits`);
+  // A status the original lost by itself reads as a success to the wrapper too, which then quits as after a success.
+  if (!quitAfter && run.quit !== 'none' && !(lostBefore && run.quit === 'after-job'))
+    problems.push(`quit ${run.quit}, where only a success quits`);
   return problems;
 }
 
@@ -316,7 +340,7 @@ describe(`--inject's rewrites of the broken generated scripts, run in dash and b
   before(
     async () => {
       await loadShellParser();
-      const broken = (await prove(generated)).filter((one) => one.findings.some((finding) => finding.level === 'error'));
+      const broken = (await prove([...generated, ...CLASSES])).filter((one) => one.findings.some((finding) => finding.level === 'error'));
       counts.broken = broken.length;
       const scripts: GeneratedScript[] = [];
       for (const one of broken) {
@@ -334,6 +358,8 @@ describe(`--inject's rewrites of the broken generated scripts, run in dash and b
 
   test('some broken scripts are rewritten, and each refusal names its Job and why', () => {
     assert.ok(counts.rewritten > 0, JSON.stringify(counts));
+    for (const script of CLASSES) assert.ok(!refusals.has(script.id), `${script.id}: ${refusals.get(script.id)}`);
+    for (const script of CLASSES) assert.ok(originals.has(`${script.id}-injected`), `${script.id}: --check finds it working`);
     for (const [id, why] of refusals) assert.match(why, new RegExp(`^${id}\\.yaml:\\d+: Job \\S+: \\S`), why);
   });
 
@@ -356,8 +382,10 @@ describe(`--inject's rewrites of the broken generated scripts, run in dash and b
         continue;
       }
       const problems = shells.flatMap((shell) => [
-        ...wrong(one.runs[shell].success, 0, true).map((problem) => `${shell}, job succeeds: ${problem}`),
-        ...wrong(one.runs[shell].failure, FAILED, policy === 'Never').map((problem) => `${shell}, job fails: ${problem}`),
+        ...wrong(one.runs[shell].success, 0, true, original?.runs[shell].success).map((problem) => `${shell}, job succeeds: ${problem}`),
+        ...wrong(one.runs[shell].failure, FAILED, policy === 'Never', original?.runs[shell].failure).map(
+          (problem) => `${shell}, job fails: ${problem}`,
+        ),
       ]);
       const errors = one.findings
         .filter((finding) => finding.level === 'error')

@@ -1,9 +1,11 @@
 // A job container whose script quits its sidecar by hand: the quit taken out (unquit.ts), the script's scalar
 // written back in its own style (a folded `>` block whose lines are commands as a literal `|` block with the same
 // lines), and the result proven before anything is written: the file with the new script is read again, and the
-// outcome model must find, for the job succeeding and failing, that the script ends with the job's status (0,
-// and not 0) and sends no quit, so that the wrapper in front quits after the job on every way out and exits with
-// its code. Otherwise the pod is refused in one line naming what cannot be made safe.
+// outcome model must find, for the job succeeding and failing, the original's sequences of the job's commands and
+// requests less its quits (sequences.ts), no quit, and the job's status (0, and not 0; or 0 after a failure only
+// where the original ended so too, a loss said once), so that the wrapper in front quits after the job on every way
+// out and exits with its code. An `exit 0` after a quit goes only where the proof holds without it. Otherwise the
+// pod is refused in one line naming what cannot be made safe.
 
 import type { Scalar } from 'yaml';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
@@ -14,6 +16,7 @@ import { type Place, requestOf } from '../script/requests.ts';
 import { isSeq, items } from '../yaml/source.ts';
 import { parseSource, type Source } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';
+import { type Compared, compare, type Rewrite } from './sequences.ts';
 import { type Cut, takeQuitsOut } from './unquit.ts';
 
 /** Programs that are no job: a quitting wrapper that runs one of these only quits. */
@@ -35,6 +38,8 @@ export type HandRolled =
       /** What was taken out, for the notes: the file's lines of the quits. */
       readonly lines: readonly number[];
       readonly folded: readonly string[];
+      /** Where a script still loses the job's status by itself, as it did before: a finding the rewrite keeps. */
+      readonly lost: readonly string[];
     }
   | { readonly kind: 'refused'; readonly why: string };
 
@@ -60,9 +65,10 @@ export function handQuits(container: ContainerFacts): { place: Place; line: numb
 /** Whether a job container's script is a folded block whose joined lines are each a command: a literal block's lines. */
 export function foldedCommands(container: ContainerFacts): boolean {
   const script = container.script;
-  if (script === undefined || script.node.type !== 'BLOCK_FOLDED' || script.joined.length === 0) return false;
+  if (script === undefined || script.node.type !== 'BLOCK_FOLDED') return false;
   const joins = script.lines.rows.reduce((sum, row) => sum + Math.max(0, row.pieces.length - 1), 0);
-  return joins === script.joined.length;
+  // No line joined, yet more than one row: its commands are kept apart by blank lines, which a literal block keeps too.
+  return joins === script.joined.length && (joins > 0 || script.lines.rows.length > 1);
 }
 
 /**
@@ -75,7 +81,22 @@ export function takeOutHandRolled(
   podIndex: number,
   settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
 ): HandRolled {
+  // The `exit 0` after a quit that ends its body goes where the script then ends as it did; else it stays.
+  const first = takeOut(source, pod, podIndex, settings, true);
+  if (first.kind === 'rewritten') return first;
+  const second = takeOut(source, pod, podIndex, settings, false);
+  return second.kind === 'rewritten' ? second : first;
+}
+
+function takeOut(
+  source: Source,
+  pod: Pod,
+  podIndex: number,
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  exits: boolean,
+): HandRolled {
   const edits: ScalarEdit[] = [];
+  const rewrites = new Map<number, { readonly rewrite: Rewrite; readonly before: ContainerFacts }>();
   const lines: number[] = [];
   const folded: string[] = [];
   // A folded script of commands is read as the literal block it becomes: its quits are found there.
@@ -110,13 +131,15 @@ export function takeOutHandRolled(
     const value = block?.value ?? String(script.node.value);
     const rowLine = (row: number): number => container.script?.lines.lineAt(row, 0) ?? 0;
     const places = quits.map((quit) => quit.place);
-    const taken = quits.length === 0 ? ({ kind: 'rewritten', script: value, cuts: [] } as const) : takeQuitsOut(value, places, rowLine);
+    const taken =
+      quits.length === 0 ? ({ kind: 'rewritten', script: value, cuts: [] } as const) : takeQuitsOut(value, places, rowLine, true, exits);
     if (taken.kind === 'refused') return { kind: 'refused', why: `container ${container.name}: ${taken.why}` };
+    rewrites.set(at, { rewrite: { before: value, after: taken.script, cuts: taken.cuts }, before: container });
     lines.push(...quits.map((quit) => quit.line));
     if (literal) folded.push(container.name);
     edits.push(...(block === undefined ? flowEdits(source, script.node, taken.cuts, taken.script) : blockEdits(block, taken.cuts)));
   }
-  const proof = prove(source, podIndex, edits, settings);
+  const proof = prove(source, podIndex, edits, settings, rewrites);
   if (typeof proof === 'string') return { kind: 'refused', why: proof };
   // The sidecars the wrapper stops: those nothing stops once the quits are out, and those only a quit showed.
   const kinds = new Set(asLiteral.sidecars.map((sidecar) => sidecar.kind));
@@ -130,7 +153,7 @@ export function takeOutHandRolled(
       // Shown by the manifest and now stopped by nothing, or shown only by a quit taken out (its namespace injects it).
       ((sidecar.known && still.has(sidecar.kind)) || !after.has(sidecar.kind)),
   );
-  return { kind: 'rewritten', edits, left, lines, folded };
+  return { kind: 'rewritten', edits, left, lines, folded, lost: lostStatuses(proof, rewrites) };
 }
 
 /** EDITS in the order of the file. */
@@ -142,14 +165,53 @@ function prove(
   index: number,
   edits: readonly ScalarEdit[],
   settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  rewrites: ReadonlyMap<number, { readonly rewrite: Rewrite; readonly before: ContainerFacts }>,
 ): Pod | string {
   const pod = reread(source, index, edits, settings);
   if (typeof pod === 'string') return pod;
-  for (const container of pod.jobs) {
-    const why = unsafe(container);
+  for (const [at, container] of pod.jobs.entries()) {
+    const rewritten = rewrites.get(at);
+    const compared = rewritten === undefined ? undefined : sameSequences(rewritten.rewrite, rewritten.before, container);
+    if (typeof compared === 'string') return `container ${container.name}: ${compared}`;
+    const why = unsafe(container, compared?.lostBefore === true);
     if (why !== undefined) return `container ${container.name}: ${why}`;
   }
   return pod;
+}
+
+/** Each rewritten script of POD that ends with 0 after the job failed (as its original did): where, for the note. */
+function lostStatuses(pod: Pod, rewrites: ReadonlyMap<number, unknown>): string[] {
+  return pod.jobs.flatMap((container, at) => {
+    const script = container.script;
+    const failed = script?.facts.outcome.failure.find((path) => path.failed && path.status === 0);
+    if (!rewrites.has(at) || script === undefined || failed === undefined) return [];
+    const line = failed.statusAt === undefined ? undefined : script.lines.lineAt(failed.statusAt.row, failed.statusAt.column);
+    return [
+      `container ${container.name}'s script still ends with 0 after the job failed${line === undefined ? '' : ` (line ${line}: ${failed.endText ?? 'its last command'})`}, ` +
+        "as it did before, and the wrapper reports that 0: keep the job's status by hand (rc=$? right after the job, exit $rc)",
+    ];
+  });
+}
+
+/**
+ * Why the rewritten script AFTER does not run what BEFORE ran, less its quits (sequences.ts), naming the line of
+ * the original; or the comparison when it does.
+ */
+function sameSequences(rewrite: Rewrite, before: ContainerFacts, after: ContainerFacts): Extract<Compared, { kind: 'same' }> | string {
+  const old = before.script?.facts.outcome;
+  const now = after.script?.facts.outcome;
+  if (old === undefined || now === undefined || rewrite.cuts.length === 0) return { kind: 'same', lostBefore: false };
+  const compared = compare(rewrite, old, now);
+  if (compared.kind === 'same') return compared;
+  const row = rewrite.before.slice(0, compared.offset).split('\n').length - 1;
+  const column = compared.offset - (rewrite.before.lastIndexOf('\n', compared.offset - 1) + 1);
+  const line = before.script?.lines.lineAt(row, column) ?? '?';
+  const text = (rewrite.before.slice(compared.offset).split('\n')[0] ?? '').trim();
+  const shown = text.length > 50 ? `${text.slice(0, 47)}...` : text;
+  const when = compared.world === 'success' ? 'after the job succeeded' : 'after the job failed';
+  return compared.how === 'runs'
+    ? `without its quit the script would also run line ${line} (${shown}) ${when}, which it did not before: take the quit out by hand`
+    : `without its quit the script would no longer run line ${line} (${shown}) ${when}: take the quit out by hand`;
 }
 
 /** The `>` of a folded script made `|`. */
@@ -181,7 +243,7 @@ function reread(
 }
 
 /** Why a job container's script, behind a wrapper, would not end with the job's status or would quit itself. */
-function unsafe(container: ContainerFacts): string | undefined {
+function unsafe(container: ContainerFacts, lostBefore = false): string | undefined {
   const script = container.script;
   if (script === undefined) return undefined;
   const { facts } = script;
@@ -200,7 +262,7 @@ function unsafe(container: ContainerFacts): string | undefined {
     path.statusAt === undefined
       ? ''
       : ` (line ${script.lines.lineAt(path.statusAt.row, path.statusAt.column) ?? '?'}: ${path.endText ?? 'its last command'})`;
-  const failed = outcome.failure.find((path) => path.failed && path.status === 0);
+  const failed = lostBefore ? undefined : outcome.failure.find((path) => path.failed && path.status === 0);
   if (failed !== undefined)
     return `without its quit the script still ends with 0 after the job failed${line(failed)}, and the wrapper would report a success: keep the job's status by hand`;
   // Also where the shell ends before the job runs (a construct its sh lacks, an unset variable under set -u).

@@ -84,6 +84,7 @@ function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewr
     );
   for (const name of taken.folded)
     notes.push(`${where}: container ${name}'s folded script (>) written as a literal block (|) of the same lines`);
+  for (const lost of taken.lost) notes.push(`${where}: ${lost}`);
   return notes;
 }
 
@@ -138,6 +139,7 @@ export function inject(
     }
     let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
     let scriptEdits: readonly ScalarEdit[] = [];
+    const takenNotes: string[] = [];
     const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
     if (handRolled && !settings.native) {
       const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
@@ -147,7 +149,8 @@ export function inject(
       }
       left = taken.left;
       scriptEdits = taken.edits;
-      notes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
+      // Said only once the pod is rewritten: a pod left as it is, or refused, had nothing taken out.
+      takenNotes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
     } else {
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
@@ -181,7 +184,7 @@ export function inject(
     // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
     const execQuits = settings.native || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
     if (execQuits.length > 0)
-      notes.push(
+      takenNotes.push(
         `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
       );
     for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
@@ -190,6 +193,7 @@ export function inject(
     if (refusals.length > 0) refuse([...new Set(refusals)]);
     else {
       if (settings.verdictsOnly !== true) guarded.commit();
+      notes.push(...takenNotes);
       rewritten.push(`${workload.kind} ${workload.name}`);
       judge({ will: 'rewrite' });
     }

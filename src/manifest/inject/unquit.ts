@@ -1,11 +1,13 @@
 // A script's own quit of its sidecar, taken out by the byte ranges of its parsed tree, so that the wrapper that
 // --inject puts in front is the only one to quit (it quits on every way out). What goes: the statement of each
 // quit with its separator (`;`, `&`, its newline when it had the line to itself), or, in an and-or list, the
-// quit with its operator before it and a `|| true` after it; the scaffolding that only served the quit: a trap
-// whose action was only the quit, a `sleep N` right before a quit that nothing follows, and after a quit that
-// ends its body, the `sleep N` and `exit 0` that only waited for it and ended the script (a status the wrapper
-// would report for every run). A body left with no statement gets `:`, which the shell needs there. Everything
-// else stays as written, comments too; what the rewrite does is then proven by the outcome model (prove.ts).
+// quit with its operator before it and a `|| true` after it (where an `||` next to it made its success matter, the
+// quit becomes `:`); the scaffolding that only served the quit: a trap whose action was only the quit (the quit
+// alone out of a single-quoted action that does more), a `sleep N` right before a quit that nothing follows, and
+// after a quit that ends its body, the `sleep N` and, when asked, the `exit 0` that only waited for it and ended the
+// script (a status the wrapper would report for every run). A body left with no statement gets `:`, which the shell
+// needs there. Everything else stays as written, comments too; what the rewrite does is then proven by the outcome
+// model (hand-rolled.ts, sequences.ts).
 
 import { BOOKKEEPING, basename, FILTERS } from '../script/commands.ts';
 import type { Place } from '../script/requests.ts';
@@ -25,6 +27,8 @@ export type Unquitted =
 
 /** Commands that are neither the job nor a quit: what a statement taken out may hold besides its quit. */
 const HARMLESS = new Set([...BOOKKEEPING, ...FILTERS, 'exit', 'return', 'false', 'sleep']);
+/** What a trap's action may hold besides its quit and still go whole: it only waited for the quit, or ended the script. */
+const TRAP_HARMLESS = new Set(['exit', 'return', 'sleep', 'true', ':']);
 /** The bodies whose statements run one after another (those of if, elif and case come after their keyword). */
 const BODIES = new Set(['program', 'compound_statement', 'do_group', 'subshell', 'else_clause']);
 /** Bodies after a token: `then` of if and elif, `)` of a case item. */
@@ -34,7 +38,13 @@ const BODY_AFTER: Readonly<Record<string, string>> = { if_statement: 'then', eli
  * SCRIPT with the quits at PLACES (each quit command's first word) taken out, or why it cannot be done safely
  * (the quit shares its statement with the job's commands, ...), naming the line of the script.
  */
-export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (row: number) => number, sleeps = true): Unquitted {
+export function takeQuitsOut(
+  script: string,
+  places: readonly Place[],
+  lineOf: (row: number) => number,
+  sleeps = true,
+  exits = true,
+): Unquitted {
   const root = parseShell(script);
   if (root === null || root.hasError) return { kind: 'refused', why: 'the shell rejects its script' };
   const starts = [0];
@@ -56,7 +66,7 @@ export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (
     const statement = chain[at + 1];
     if (body === undefined || statement === undefined)
       return { kind: 'refused', why: `its quit on line ${line} is in no statement it can take out` };
-    const cut = statementCut(body, statement, quits, line, sleeps);
+    const cut = statementCut(body, statement, quit, quits, line, sleeps, exits);
     if ('why' in cut) return { kind: 'refused', why: cut.why };
     cuts.push(...cut.cuts);
     const set = gone.get(body) ?? new Set<Syntax>();
@@ -91,7 +101,7 @@ export function takeQuitsOut(script: string, places: readonly Place[], lineOf: (
   const merged = mergeCuts(cuts);
   const rewritten = applyCuts(script, merged);
   // A script that was only its sleep and its quit keeps the sleep: it was all the container did.
-  if (sleeps && statementsOf(parseShell(rewritten) ?? root).length === 0) return takeQuitsOut(script, places, lineOf, false);
+  if (sleeps && statementsOf(parseShell(rewritten) ?? root).length === 0) return takeQuitsOut(script, places, lineOf, false, exits);
   return { kind: 'rewritten', script: rewritten, cuts: merged };
 }
 
@@ -173,10 +183,12 @@ function stringsHoldJob(command: Syntax, quits: readonly number[]): boolean {
     if (tree === null || tree.hasError) return true;
     let commands = 0;
     const stack = [tree];
+    // A trap's action is more than its quit with any other command in it, a line it writes too.
+    const harmless = program === 'trap' ? TRAP_HARMLESS : HARMLESS;
     while (stack.length > 0) {
       const at = stack.pop() as Syntax;
       const inner = at.type === 'command' ? at.childForFieldName('name') : null;
-      if (inner !== null && !HARMLESS.has(basename(inner.text))) commands++;
+      if (inner !== null && !harmless.has(basename(inner.text))) commands++;
       for (const child of at.children) stack.push(child);
     }
     if (commands > inside.length) return true;
@@ -197,17 +209,20 @@ function andOr(statement: Syntax): { operands: Syntax[]; operators: string[] } {
 function statementCut(
   body: Syntax,
   statement: Syntax,
+  quit: number,
   quits: readonly number[],
   line: number,
   sleeps: boolean,
+  exits: boolean,
 ): { cuts: Cut[]; whole: Syntax[] } | { why: string } {
   const { operands, operators } = andOr(statement);
-  const quit = quits.find((at) => at >= statement.startIndex && at < statement.endIndex) ?? statement.startIndex;
   const k = operands.findIndex((operand) => operand.startIndex <= quit && quit < operand.endIndex);
   const operand = operands[k];
   if (operand === undefined) return { why: `its quit on line ${line} is in no statement it can take out` };
   const quitOperand = (node: Syntax): boolean => quits.some((at) => at >= node.startIndex && at < node.endIndex) && !holdsJob(node, quits);
   if (!quitOperand(operand)) {
+    const inTrap = trapCuts(operand, quits, line, sleeps, exits);
+    if (inTrap !== undefined) return inTrap;
     return { why: `its quit on line ${line} shares a command with the job's (${firstLine(operand.text)}): take it out by hand` };
   }
   // The quit, the quits and `|| true` after it, the sleeps before it when nothing follows.
@@ -215,18 +230,24 @@ function statementCut(
   while (last + 1 < operands.length) {
     const next = operands[last + 1] as Syntax;
     const tolerated = operators[last + 1] === '||' && isTolerated(next);
-    if (!tolerated && !quitOperand(next) && !(last + 2 === operands.length && isExitZero(next))) break;
+    if (!tolerated && !quitOperand(next) && !(exits && last + 2 === operands.length && isExitZero(next))) break;
     last++;
   }
   let first = k;
   if (last === operands.length - 1) {
     while (first > 0 && ((sleeps && isSleep(operands[first - 1] as Syntax)) || quitOperand(operands[first - 1] as Syntax))) first--;
   }
+  // In the middle of a list whose operators around the quit are not both `&&`-like (`a || quit && b`, `quit || b`),
+  // the quit's success decided what ran next: it becomes `:`, which succeeds as it did.
+  const end = (operands[last] as Syntax).endIndex;
+  const middle = last < operands.length - 1;
+  if (middle && (operators[first] === '||' || operators[last + 1] === '||'))
+    return { cuts: [{ start: (operands[first] as Syntax).startIndex, end, text: ':' }], whole: [] };
   if (first > 0) {
     const before = operands[first - 1] as Syntax;
-    return { cuts: [{ start: before.endIndex, end: (operands[last] as Syntax).endIndex, text: '' }], whole: [] };
+    return { cuts: [{ start: before.endIndex, end, text: '' }], whole: [] };
   }
-  if (last < operands.length - 1) {
+  if (middle) {
     const after = operands[last + 1] as Syntax;
     return { cuts: [{ start: statement.startIndex, end: after.startIndex, text: '' }], whole: [] };
   }
@@ -235,12 +256,48 @@ function statementCut(
   const at = siblings.indexOf(statement);
   let to = at;
   while (sleeps && to + 1 < siblings.length && isSleep(siblings[to + 1] as Syntax)) to++;
-  const ends = to + 1 === siblings.length || (to + 2 === siblings.length && isExitZero(siblings[to + 1] as Syntax));
+  const ends = to + 1 === siblings.length || (exits && to + 2 === siblings.length && isExitZero(siblings[to + 1] as Syntax));
   if (!ends) to = at;
   else to = siblings.length - 1;
   let from = at;
   if (ends && sleeps) while (from > 0 && isSleep(siblings[from - 1] as Syntax)) from--;
   return { cuts: [], whole: siblings.slice(from, to + 1) };
+}
+
+/**
+ * The quits of a trap whose single-quoted action holds more than them (`trap 'echo $? > /dev/termination-log; curl
+ * ...' EXIT`): taken out of the action as out of a script, the rest of it kept; undefined: NODE is no such trap.
+ */
+function trapCuts(
+  node: Syntax,
+  quits: readonly number[],
+  line: number,
+  sleeps: boolean,
+  exits: boolean,
+): { cuts: Cut[]; whole: Syntax[] } | { why: string } | undefined {
+  const command = node.type === 'redirected_statement' ? node.childForFieldName('body') : node;
+  if (command === null || programOf(node) !== 'trap') return undefined;
+  const words = command.children.filter(
+    (word) => word.field === 'argument' && quits.some((at) => at >= word.startIndex && at < word.endIndex),
+  );
+  const word = words[0];
+  if (words.length !== 1 || word === undefined) return undefined;
+  if (word.type !== 'raw_string')
+    return {
+      why: `its quit on line ${line} is in a trap's action that is not in single quotes, beside other commands: take it out by hand`,
+    };
+  const inner = word.text.slice(1, -1);
+  const base = word.startIndex + 1;
+  const places = quits
+    .filter((at) => at >= base && at < word.endIndex - 1)
+    .map((at) => {
+      const relative = at - base;
+      const row = inner.slice(0, relative).split('\n').length - 1;
+      return { row, column: relative - (inner.lastIndexOf('\n', relative - 1) + 1) };
+    });
+  const taken = takeQuitsOut(inner, places, () => line, sleeps, exits);
+  if (taken.kind === 'refused') return { why: taken.why };
+  return { cuts: taken.cuts.map((cut) => ({ start: base + cut.start, end: base + cut.end, text: cut.text })), whole: [] };
 }
 
 const firstLine = (text: string): string => {

@@ -56,6 +56,17 @@ const ROWS: readonly (readonly [string, string, string])[] = [
     `if migrate; then ${QUIT}; else exit 1; fi`,
     'if migrate; then :; else exit 1; fi',
   ],
+  ['two quits of one and-or list, one in its middle', `migrate && ${QUIT} && report && ${QUIT}`, 'migrate && report'],
+  [
+    'a quit between || and &&: it becomes :, which succeeds as it did',
+    `job && ${QUIT} && exit 0 || ${QUIT} && exit 1`,
+    'job && exit 0 || : && exit 1',
+  ],
+  [
+    'a trap whose action writes a file too keeps the rest of its action',
+    `trap 'echo $? > /dev/termination-log; ${QUIT}' EXIT\nmigrate\n`,
+    "trap 'echo $? > /dev/termination-log;' EXIT\nmigrate\n",
+  ],
 ];
 
 describe("a script's own quit taken out", () => {
@@ -124,6 +135,13 @@ describe('--inject over a Job whose script quits by hand', () => {
     assert.ok(!out.includes('quitquitquit'), out);
   });
 
+  test('a folded block whose commands are kept apart by blank lines becomes a literal block of the same lines', () => {
+    const text = job(`>\n              ./migrate\n\n              ./seed\n\n              ${QUIT}`);
+    const out = rewrite(text);
+    assert.match(out, /- \|\n {14}\.\/migrate\n\n {14}\.\/seed\n/);
+    assert.ok(!out.includes('quitquitquit'), out);
+  });
+
   test('a double-quoted script is cut in place', () => {
     const out = rewrite(job(`"./migrate && ${QUIT}"`));
     assert.match(out, /- "\.\/migrate"\n/);
@@ -135,13 +153,25 @@ describe('--inject over a Job whose script quits by hand', () => {
     assert.match(out, /- "--quit"\n {12}- on-success\n/);
   });
 
-  test('a script that would still lose the status without its quit is refused in one line, naming where', () => {
-    const result = inject(source(job(`"./migrate; rc=$?; ${QUIT}; exit 0"`)), { image: IMAGE, native: false });
-    assert.equal(result.kind, 'refused');
-    assert.deepEqual(result.kind === 'refused' ? result.problems : [], [
-      'test.yaml:1: Job migrate: container migrate: without its quit the script still ends with 0 after the job failed ' +
-        "(line 18: its last command), and the wrapper would report a success: keep the job's status by hand",
-    ]);
+  test('a script that loses the status by itself is rewritten (no worse, and quit on every way out), the loss said once', () => {
+    const result = inject(source(job(`"./migrate; echo done; ${QUIT}"`)), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done', result.kind === 'refused' ? result.problems.join('\n') : '');
+    assert.match((result as { text: string }).text, /- "\.\/migrate; echo done;"\n/);
+    const notes = result.kind === 'done' ? result.notes : [];
+    assert.deepEqual(
+      notes.filter((note) => note.includes('ends with 0 after the job failed')),
+      [
+        "test.yaml:1: Job migrate: container migrate's script still ends with 0 after the job failed (line 18: its last command), " +
+          "as it did before, and the wrapper reports that 0: keep the job's status by hand (rc=$? right after the job, exit $rc)",
+      ],
+    );
+  });
+
+  test('an exit 0 that ends the script from a branch stays: the job does not run twice', () => {
+    const script = `|\n              if ./migrate; then\n                ${QUIT}\n                exit 0\n              fi\n              echo retrying\n              ./migrate --retry`;
+    const out = rewrite(job(script));
+    assert.match(out, /if \.\/migrate; then\n {16}exit 0\n {14}fi\n {14}echo retrying\n/);
+    assert.ok(!out.includes('quitquitquit'), out);
   });
 });
 
