@@ -213,6 +213,12 @@ interface TemplateMarkers {
   readonly noQuitImages?: readonly string[];
 }
 
+/**
+ * The words that make a loopback path a quit of some sidecar where no kind's quit path matches it (a port no
+ * sidecar of the pod has): --check and --inject read a request so, and --admission-policy a container's words.
+ */
+export const QUIT_WORDS = ['quit', 'kill', 'shutdown', 'exit', 'stop', 'terminate'] as const;
+
 /** The pod's annotations as a kind's rule reads them. */
 export interface PodAnnotations {
   get(key: string): string | undefined;

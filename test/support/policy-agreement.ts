@@ -132,3 +132,82 @@ export function agreement(
     };
   });
 }
+
+/**
+ * One table of job containers by what they say to their sidecar, for the policy and --inject alike: a quit (in the
+ * command, or its URL in the container's env), a call to the sidecar's own API, a wait for its readiness. What both
+ * must do: a container that only calls the API or waits is wrapped by both (nothing stops the sidecar); one that
+ * quits is left to --inject, which judges its script (here it works: left as it is).
+ */
+export interface SpeakingCase {
+  readonly name: string;
+  readonly marks: { readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
+  readonly command: readonly string[];
+  readonly env?: readonly { readonly name: string; readonly value: string }[];
+  readonly says: 'quit' | 'api' | 'wait';
+}
+
+const ISTIO_ASKED = { labels: { 'sidecar.istio.io/inject': 'true' } };
+const DAPR_ASKED = { annotations: { 'dapr.io/enabled': 'true' } };
+
+/** Each row: what it says, its name, the pod's marks, its `sh -c` script, and a variable of its env. */
+const ROWS: readonly [SpeakingCase['says'], string, SpeakingCase['marks'], string, [string, string]?][] = [
+  [
+    'api',
+    "Dapr's publish API only",
+    DAPR_ASKED,
+    './task.sh && curl -fsS -X POST http://localhost:3500/v1.0/publish/pubsub/orders -d @o.json',
+  ],
+  ['api', "Dapr's state API only, by 127.0.0.1", DAPR_ASKED, 'curl -fsS http://127.0.0.1:3500/v1.0/state/store/last-run && ./task.sh'],
+  [
+    'wait',
+    "a wait for Istio's readiness only",
+    ISTIO_ASKED,
+    'until curl -fsI http://127.0.0.1:15021/healthz/ready; do sleep 1; done; ./task.sh',
+  ],
+  [
+    'wait',
+    "a wait for Dapr's readiness only",
+    DAPR_ASKED,
+    'until curl -fs http://localhost:3500/v1.0/healthz/outbound; do sleep 1; done; ./task.sh',
+  ],
+  [
+    'quit',
+    "Istio's quit URL in the container's env",
+    ISTIO_ASKED,
+    './task.sh; rc=$?; curl -fsS -X POST "$QUIT_URL"; exit $rc',
+    ['QUIT_URL', 'http://127.0.0.1:15020/quitquitquit'],
+  ],
+  [
+    'quit',
+    "Dapr's shutdown URL in the container's env",
+    DAPR_ASKED,
+    './task.sh; rc=$?; curl -fsS -X POST "$DAPR_SHUTDOWN"; exit $rc',
+    ['DAPR_SHUTDOWN', 'http://localhost:3500/v1.0/shutdown'],
+  ],
+  ['quit', "Istio's quit in the command", ISTIO_ASKED, './task.sh; rc=$?; curl -fsS -X POST http://127.0.0.1:15020/quitquitquit; exit $rc'],
+];
+
+export const SPEAKING: readonly SpeakingCase[] = ROWS.map(([says, name, marks, script, variable]) => ({
+  name,
+  marks,
+  command: ['sh', '-c', script],
+  ...(variable === undefined ? {} : { env: [{ name: variable[0], value: variable[1] }] }),
+  says,
+}));
+
+/** A case's Job as YAML. */
+export function speakingJob(row: SpeakingCase): string {
+  const container = {
+    name: 'task',
+    image: 'registry.example/task:1',
+    command: row.command,
+    ...(row.env === undefined ? {} : { env: row.env }),
+  };
+  return JSON.stringify({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'case', namespace: 'team' },
+    spec: { template: { metadata: row.marks, spec: { restartPolicy: 'Never', containers: [container] } } },
+  });
+}

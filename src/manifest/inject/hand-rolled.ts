@@ -8,6 +8,7 @@
 // pod is refused in one line naming what cannot be made safe.
 
 import type { Scalar } from 'yaml';
+import { QUIT_WORDS } from '../../config/kinds.ts';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
 import { argvOf, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
@@ -382,7 +383,7 @@ export function execArgsQuit(source: Source, container: ContainerFacts): ScalarE
   const { words, nodes } = argvOf(container.node);
   const at = words.findIndex((word, index) => index > 0 && OPERATORS.has(word));
   if (at < 0 || requestOf(words.slice(at + 1), { row: 0, column: 0 }, new Map()) === undefined) return [];
-  const quit = /(quit|kill|shutdown|exit|stop|terminate)/i;
+  const quit = new RegExp(`(${QUIT_WORDS.join('|')})`, 'i');
   if (!words.slice(at + 1).some((word) => quit.test(word))) return [];
   const first = nodes[at];
   const last = nodes.at(-1);

@@ -2,8 +2,9 @@
 // (admissionregistration.k8s.io/v1, or v1beta1), for the API server to apply to every Job, CronJob and bare Pod it
 // admits. Its CEL is generated from the same facts --inject reads: the sidecar kinds' markers (src/config/kinds.ts),
 // the values --inject inserts (inject.ts, image-volume.ts) and the wrapper's flags. Where a pod is one --inject
-// would refuse or leave as it is, the policy leaves it alone; it also leaves alone a pod whose containers speak to a
-// sidecar themselves (a quit, a wait, a wrapper): CEL cannot read a script, and such a pod is --inject's to judge.
+// would refuse or leave as it is, the policy leaves it alone; it also leaves alone a pod whose containers stop a
+// sidecar themselves (a quit in their words or a quit URL in their env, a signal, a wrapper): CEL cannot read a
+// script, and such a pod is --inject's to judge. A call to a sidecar's API or a wait for it is no quit: wrapped.
 // The patch is JSON Patch (a command is an atomic list, which an apply configuration cannot prefix), built with
 // Kubernetes' CEL: the JSONPatch type, jsonpatch.escapeKey, and lists' indexOf (k8s.io/apiserver pkg/cel/library
 // jsonpatch.go and lists.go); every map or list literal whose items differ in type has them in dyn(), since
@@ -11,7 +12,7 @@
 
 import { stringify } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { ISTIO, QUIT_WORDS, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import type { PolicyVersion } from '../../config/tool-flags.ts';
@@ -122,21 +123,27 @@ const portFlag = (kind: SidecarKind): string | undefined => {
 const DECLARED = (SIDECAR_KINDS as readonly SidecarKind[]).filter((kind) => kind.template.container !== undefined);
 const INJECTED = (SIDECAR_KINDS as readonly SidecarKind[]).filter((kind) => kind.template.container === undefined);
 
+const LOOPBACK = '(localhost|127\\.0\\.0\\.1|\\[::1\\]|0\\.0\\.0\\.0)';
+
 /**
- * What in a container's command shows it speaks to a sidecar itself: a loopback address on a sidecar's port or
- * path, a quit's words, a process signal, a wrapper. The policy leaves such a pod to --inject and --check.
+ * A quit's URL, as --check and --inject read one (the kinds' quit paths, and a loopback path that says quit): in a
+ * container's words or the value of a variable of its env. A call to a sidecar's own API (Dapr's
+ * /v1.0/publish/...) or a wait for its readiness is no quit: the wrapper in front leaves those as they are.
+ */
+function quitUrlPattern(): string {
+  const paths = [...new Set((SIDECAR_KINDS as readonly SidecarKind[]).map((kind) => kind.quit.path))];
+  return [`${LOOPBACK}(:[0-9]+)?${anyOf(paths)}`, `${LOOPBACK}(:[0-9]+)?/[^ ]*${anyOf([...QUIT_WORDS])}`, 'quitquitquit'].join('|');
+}
+
+/**
+ * What in a container's command shows it stops a sidecar itself: a quit's URL, a process signal, a wrapper, a
+ * variable of quit URLs. The policy leaves such a pod to --inject and --check.
  */
 function speaksPattern(): string {
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
-  const ports = [...new Set(kinds.flatMap((kind) => kind.listeners.map((listener) => String(listener.port))))];
-  const paths = [...new Set(kinds.flatMap((kind) => [kind.quit.path, ...(kind.ready === undefined ? [] : [kind.ready.path])]))];
-  const loopback = '(localhost|127\\.0\\.0\\.1|\\[::1\\]|0\\.0\\.0\\.0)';
   const processes = [...new Set(kinds.flatMap((kind) => kind.template.processes))];
   return [
-    `${loopback}:${anyOf(ports)}`,
-    `${loopback}(:[0-9]+)?${anyOf(paths)}`,
-    `${loopback}(:[0-9]+)?/[^ ]*(quit|kill|shutdown|exit|stop|terminate)`,
-    'quitquitquit',
+    quitUrlPattern(),
     `\\b(pkill|killall)\\b`,
     `\\bkill\\b.*${anyOf(processes)}`,
     `\\b${anyOf([...WRAPPERS, 'pilot-agent', ...QUIT_URLS_VARIABLES])}\\b`,
@@ -206,7 +213,8 @@ function variables(settings: PolicySettings): Variable[] {
   list.push(
     v(
       'speaks',
-      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})))`,
+      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})) || ` +
+        `(has(c.env) && c.env.exists(e, has(e.value) && e.value.matches(${str(quitUrlPattern())}))))`,
     ),
   );
   for (const kind of INJECTED) list.push(...injectedForm(kind, settings));

@@ -19,6 +19,7 @@ import {
   SIDECAR_KINDS,
   type SidecarKind,
   settingOn,
+  QUIT_WORDS,
 } from '../../config/kinds.ts';
 import type { Request } from '../script/requests.ts';
 import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
@@ -121,7 +122,7 @@ export interface Pod {
 
 /** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
 export const ENVOY_ADMIN_PORT = istioPort('envoy-admin');
-const LOOPBACK_QUIT = /(quit|kill|shutdown|exit|stop|terminate)/i;
+const LOOPBACK_QUIT = new RegExp(`(${QUIT_WORDS.join('|')})`, 'i');
 
 const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node, Node | null> }> =>
   new Map(
