@@ -146,13 +146,18 @@ function takeOut(
   const kinds = new Set(asLiteral.sidecars.map((sidecar) => sidecar.kind));
   const after = new Set(proof.sidecars.map((sidecar) => sidecar.kind));
   const still = new Set(unstopped(proof, { brokenScriptsCount: false }).map((sidecar) => sidecar.kind));
+  // The kinds whose quits were taken out: the script no longer stops them (the proof found no quit left).
+  const taken = new Set(
+    asLiteral.jobs.flatMap((job) => job.aimed.flatMap((aimed) => (aimed.what === 'quit' && aimed.kind !== undefined ? [aimed.kind] : []))),
+  );
   const left = asLiteral.sidecars.filter(
     (sidecar) =>
       sidecar.form === 'classic' &&
       sidecar.kubexit !== true &&
       kinds.has(sidecar.kind) &&
-      // Shown by the manifest and now stopped by nothing, or shown only by a quit taken out (its namespace injects it).
-      ((sidecar.known && still.has(sidecar.kind)) || !after.has(sidecar.kind)),
+      // Shown by the manifest and now stopped by nothing, or shown only by a quit taken out (its namespace injects
+      // it), or by a wait the script keeps, beside a quit taken out.
+      ((sidecar.known && still.has(sidecar.kind)) || !after.has(sidecar.kind) || taken.has(sidecar.kind)),
   );
   return { kind: 'rewritten', edits, left, lines, folded, lost: lostStatuses(proof, rewrites) };
 }

@@ -135,6 +135,24 @@ describe('--inject over a Job whose script quits by hand', () => {
     assert.ok(!out.includes('quitquitquit'), out);
   });
 
+  test('bash -exc, a sidecar its namespace injects shown by a wait and a quit: rewritten, said once, no contradiction', () => {
+    const text = job(
+      `|\n              ./migrate\n              until curl -fsI http://localhost:15021/healthz/ready; do sleep 3; done\n              curl -X POST http://localhost:15020/quitquitquit`,
+    )
+      .replace('      annotations:\n        sidecar.istio.io/inject: "true"\n', '      labels: {app: migrate}\n')
+      .replace('- -c', '- -exc')
+      .replace('            - sh\n', '            - bash\n');
+    const result = inject(source(text), { image: IMAGE, native: false });
+    assert.equal(result.kind, 'done', result.kind === 'refused' ? result.problems.join('\n') : '');
+    const { notes } = result as { notes: readonly string[] };
+    assert.ok(!(result as { text: string }).text.includes('quitquitquit'), (result as { text: string }).text);
+    assert.deepEqual(
+      notes.filter((note) => /left as it is/.test(note)),
+      [],
+    );
+    assert.equal(notes.filter((note) => /took out the script's own quit/.test(note)).length, 1, notes.join('\n'));
+  });
+
   test('a folded block whose commands are kept apart by blank lines becomes a literal block of the same lines', () => {
     const text = job(`>\n              ./migrate\n\n              ./seed\n\n              ${QUIT}`);
     const out = rewrite(text);
