@@ -40,10 +40,12 @@ import {
   prove,
   type Run,
 } from '../support/script-proof.ts';
+import { DEFAULT_SHAPES, generateShapes } from '../support/script-shapes.ts';
 
 const SEED = Number(process.env['SCRIPT_PROOF_SEED'] ?? DEFAULT_SEED);
 const COUNT = Number(process.env['SCRIPT_PROOF_COUNT'] ?? DEFAULT_COUNT);
 const VARIANTS = Number(process.env['SCRIPT_PROOF_VARIANTS'] ?? DEFAULT_VARIANTS);
+const SHAPES = Number(process.env['SCRIPT_PROOF_SHAPES'] ?? DEFAULT_SHAPES);
 
 const QUIT = `curl -fsS -X POST http://localhost:${istioPort('status')}/quitquitquit`;
 const PROXY_PROCESS = 'pilot-agent';
@@ -229,6 +231,57 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
     [...NO_QUIT, 'succeeded-job-ends-non-zero'],
   ],
   [writtenScript('written-exit-256', 'sh', 'Never', `migrate || exit 256; ${QUIT}`), ['failed-job-ends-0', 'no-quit-after-failure']],
+  // What a shell reads otherwise than the script's text suggests.
+  [
+    writtenScript('written-else-set-e', 'bash', 'Never', `set -ex\nif sync-users; then echo ok; else migrate; fi\n${QUIT}\n`),
+    ['no-quit-after-failure'],
+  ],
+  [
+    writtenScript(
+      'written-every-branch-exits',
+      'sh',
+      'Never',
+      `set -e\nif [ -n "$MODE" ]; then migrate; exit 0\nelse backup-db; exit 0\nfi\n${QUIT}\n`,
+      { unmarked: true },
+    ),
+    NO_QUIT,
+  ],
+  [writtenScript('written-sourced-env', 'sh', 'Never', `. ./env.sh\nmigrate\n${QUIT}\n`), ['failed-job-ends-0']],
+  [writtenScript('written-exec-redirect-first', 'sh', 'Never', `exec 2>&1 migrate\n${QUIT}\n`), NO_QUIT],
+  [
+    writtenScript(
+      'written-curl-redirect-first',
+      'sh',
+      'Never',
+      `migrate; rc=$?; curl -fsS 2>/dev/null -X POST http://localhost:${istioPort('status')}/quitquitquit; exit $rc`,
+    ),
+    [],
+  ],
+  [writtenScript('written-heredoc-unquoted', 'sh', 'Never', `sh -s <<EOF\nmigrate; rc=\\$?\n${QUIT}\nexit \\$rc\nEOF\n`), []],
+  [
+    writtenScript('written-heredoc-outer-rc', 'bash', 'Never', `bash -s <<EOF\nmigrate; rc=$?\n${QUIT}\nexit $rc\nEOF\n`),
+    ['failed-job-ends-0'],
+  ],
+  [
+    writtenScript(
+      'written-wget-method-in-alpine',
+      'sh',
+      'Never',
+      `migrate; rc=$?; wget -q -O- --method=POST http://127.0.0.1:${istioPort('status')}/quitquitquit; exit $rc`,
+      { image: ['alpine:3.20', 'ash'] },
+    ),
+    NO_QUIT,
+  ],
+  [
+    writtenScript(
+      'written-bash-in-alpine',
+      'bash',
+      'Never',
+      `migrate; rc=$?; wget -q -O- --post-data= http://127.0.0.1:${istioPort('status')}/quitquitquit; exit $rc`,
+      { image: ['alpine:3.20', 'ash'] },
+    ),
+    [...NO_QUIT, 'succeeded-job-ends-non-zero'],
+  ],
   // This project's wrapper, told not to quit, or to quit only after a success under Never.
   [wrapperScript('written-wrapper-quit-never', 'sh', 'Never', 'migrate', { flags: [QUIT_FLAG, 'never'] }), NO_QUIT],
   [wrapperScript('written-wrapper-quit-equals-never', 'sh', 'Never', 'migrate', { flags: [`${QUIT_FLAG}=never`] }), NO_QUIT],
@@ -254,12 +307,12 @@ const CLASSES: readonly GeneratedScript[] = [
 ];
 
 const unavailable = proofUnavailable();
-const generated = [...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS)];
+const generated = [...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS), ...generateShapes(SEED, SHAPES)];
 process.stderr.write(
-  `script proof: ${COUNT} scripts and ${VARIANTS} variants from seed ${SEED} (SCRIPT_PROOF_SEED=${SEED} SCRIPT_PROOF_COUNT=${COUNT} SCRIPT_PROOF_VARIANTS=${VARIANTS} to repeat)\n`,
+  `script proof: ${COUNT} scripts, ${VARIANTS} variants and ${SHAPES} shapes from seed ${SEED} (SCRIPT_PROOF_SEED=${SEED} SCRIPT_PROOF_COUNT=${COUNT} SCRIPT_PROOF_VARIANTS=${VARIANTS} SCRIPT_PROOF_SHAPES=${SHAPES} to repeat)\n`,
 );
 
-describe(`--check agrees with dash, bash and busybox ash on ${COUNT + VARIANTS} generated scripts (seed ${SEED}) and ${WRITTEN.length} written ones`, {
+describe(`--check agrees with dash, bash and busybox ash on ${COUNT + VARIANTS + SHAPES} generated scripts (seed ${SEED}) and ${WRITTEN.length} written ones`, {
   skip: unavailable,
 }, () => {
   const proven = new Map<string, Proven>();
@@ -278,7 +331,7 @@ describe(`--check agrees with dash, bash and busybox ash on ${COUNT + VARIANTS} 
   };
 
   test('the same seed makes the same scripts, and another seed others', () => {
-    assert.deepEqual([...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS)], generated);
+    assert.deepEqual([...generateScripts(SEED, COUNT), ...generateVariants(SEED, VARIANTS), ...generateShapes(SEED, SHAPES)], generated);
     assert.notDeepEqual(
       generateScripts(SEED + 1, COUNT).map((script) => script.manifest),
       generated.map((script) => script.manifest),

@@ -32,10 +32,10 @@ export const DEFAULT_COUNT = 300;
 
 /** The programs the job's command line starts; the proof's pod stands in for each. */
 export const JOB_PROGRAMS = ['migrate', 'backup-db', 'generate-report', 'sync-users', 'run-job.sh'] as const;
-const JOBS = ['migrate --to latest', 'backup-db --full', 'generate-report --since 24h', 'sync-users', './run-job.sh'];
+export const JOBS = ['migrate --to latest', 'backup-db --full', 'generate-report --since 24h', 'sync-users', './run-job.sh'];
 
 /** A small seeded generator (mulberry32): the same seed, the same scripts. */
-class Random {
+export class Random {
   private state: number;
   constructor(seed: number) {
     this.state = seed >>> 0;
@@ -421,9 +421,9 @@ function containerLines(r: Random, shell: Shell, script: string, oneLine: boolea
   }
 }
 
-/** The Job around a script: an Istio sidecar asked for by label or annotation, as the corpus shows. */
+/** The Job around a script: an Istio sidecar asked for by label or annotation, as the corpus shows, or by its namespace (none). */
 function manifestOf(
-  where: 'labels' | 'annotations',
+  where: 'labels' | 'annotations' | 'none',
   id: string,
   policy: Policy,
   shares: boolean,
@@ -439,9 +439,7 @@ function manifestOf(
     'spec:',
     '  backoffLimit: 2',
     '  template:',
-    '    metadata:',
-    `      ${where}:`,
-    `        ${marker}: "true"`,
+    ...(where === 'none' ? [] : ['    metadata:', `      ${where}:`, `        ${marker}: "true"`]),
     '    spec:',
     `      restartPolicy: ${policy}`,
     ...(shares ? ['      shareProcessNamespace: true'] : []),
@@ -552,6 +550,8 @@ export function writtenScript(
     readonly sharesProcesses?: boolean;
     /** The image, and the shell its sh is (an Alpine image's: ash). */
     readonly image?: readonly [string, 'dash' | 'ash'];
+    /** No marker asks for the sidecar: its namespace injects it, and the script's quit is the only sign of it. */
+    readonly unmarked?: boolean;
   } = {},
 ): GeneratedScript {
   const command = `        command: [${[...(options.prefix ?? []), shell, '-c', script].map((word) => JSON.stringify(word)).join(', ')}]`;
@@ -562,7 +562,14 @@ export function writtenScript(
     script,
     shapes: ['written'],
     ...(options.image === undefined || shell === 'bash' ? {} : { truth: options.image[1] }),
-    manifest: manifestOf('labels', id, policy, options.sharesProcesses === true, [command], options.image?.[0]),
+    manifest: manifestOf(
+      options.unmarked === true ? 'none' : 'labels',
+      id,
+      policy,
+      options.sharesProcesses === true,
+      [command],
+      options.image?.[0],
+    ),
   };
 }
 

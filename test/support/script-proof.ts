@@ -58,6 +58,7 @@ const NO_QUIT_RULES = [
   'sh-pipefail',
   'quit-wrong-method',
   'quit-program-missing',
+  'shell-missing',
   'quit-unheard',
   'bashism-under-sh',
   'quit-only-on-signal',
@@ -134,6 +135,8 @@ interface Container {
   readonly sharesProcesses: boolean;
   /** The programs its image leaves out (IMAGE_LACKS), which its runs here do not find. */
   readonly lacks: readonly string[];
+  /** Its image's wget is busybox's. */
+  readonly busyboxWget: boolean;
 }
 
 /**
@@ -143,9 +146,11 @@ interface Container {
  */
 const IMAGE_LACKS: Readonly<Record<string, readonly string[]>> = {
   'debian:12': ['curl', 'wget'],
-  'alpine:3.20': ['curl'],
-  'python:3.12-alpine': ['curl'],
+  'alpine:3.20': ['curl', 'bash'],
+  'python:3.12-alpine': ['curl', 'bash'],
 };
+/** The images whose wget is busybox's (Alpine's): in their runs, wget is busybox's applet. */
+const BUSYBOX_WGET: ReadonlySet<string> = new Set(['alpine:3.20', 'python:3.12-alpine']);
 
 interface EnvEntry {
   readonly name: string;
@@ -175,15 +180,26 @@ function containerOf(manifest: string): Container {
     ),
     sharesProcesses: pod.shareProcessNamespace === true,
     lacks: IMAGE_LACKS[container.image ?? ''] ?? [],
+    busyboxWget: BUSYBOX_WGET.has(container.image ?? ''),
   };
 }
 
-/** The argv with its shell (the first sh or bash, after any program in front of it) replaced by SHELL (ash: busybox's, from the stage). */
-function withShell(argv: readonly string[], shell: ShellName): string[] {
+/**
+ * The argv with its shell (the first sh or bash, after any program in front of it) replaced by SHELL (ash: busybox's,
+ * from the stage); a shell the image lacks (LACKS: bash in Alpine's) by the stage's stand-in that is not found.
+ */
+function withShell(argv: readonly string[], shell: ShellName, lacks: readonly string[] = [], stage?: Stage): string[] {
   const at = argv.findIndex((word) => basename(word) === 'sh' || basename(word) === 'bash');
   if (at < 0) throw new Error(`no shell in ${JSON.stringify(argv)}`);
   const word = argv[at] as string;
-  const named = shell === 'ash' || !word.includes('/') ? shell : join(dirname(word), shell);
+  // A shell the image lacks, named or run in its place, is not found (not the machine's, which the pod's own PATH finds).
+  const lacking = [basename(word), shell].find((name) => lacks.includes(name));
+  const named =
+    stage !== undefined && lacking !== undefined
+      ? join(stage.pathLacking(lacks).split(':')[0] as string, lacking)
+      : shell === 'ash' || !word.includes('/')
+        ? shell
+        : join(dirname(word), shell);
   return argv.map((item, index) => (index === at ? named : item));
 }
 
@@ -194,8 +210,8 @@ interface Stage {
   readonly bin: string;
   readonly sidecar: string;
   readonly path: string;
-  /** The PATH of a container whose image leaves out LACKS. */
-  pathLacking(lacks: readonly string[]): string;
+  /** The PATH of a container whose image leaves out LACKS (and whose wget is busybox's, BUSYBOX_WGET). */
+  pathLacking(lacks: readonly string[], busyboxWget?: boolean): string;
   work(index: number): string;
   output(id: string): string;
 }
@@ -236,14 +252,15 @@ function stage(): Stage {
     bin,
     sidecar,
     path,
-    pathLacking: (lacks) => {
-      if (lacks.length === 0) return path;
-      const without = join(dir, `without-${lacks.join('-')}`);
+    pathLacking: (lacks, busyboxWget = false) => {
+      if (lacks.length === 0 && !busyboxWget) return path;
+      const without = join(dir, `without-${lacks.join('-')}${busyboxWget ? '-busybox-wget' : ''}`);
       if (!existsSync(without)) {
         mkdirSync(without);
         for (const program of lacks) {
           writeFileSync(join(without, program), `#!/bin/sh\necho "sh: ${program}: not found" >&2\nexit 127\n`, { mode: 0o755 });
         }
+        if (busyboxWget) symlinkSync(join(bin, 'ash'), join(without, 'wget'));
       }
       return `${without}:${path}`;
     },
@@ -254,6 +271,8 @@ function stage(): Stage {
       try {
         symlinkSync(pod, script);
       } catch {}
+      // A file of settings that scripts source (`. ./env.sh`), as a rendered secret or an image's env file is.
+      writeFileSync(join(work, 'env.sh'), 'JOB_MODE=full\nexport JOB_MODE\n');
       return work;
     },
     output: (id) => join(dir, 'out', id),
@@ -263,6 +282,7 @@ function stage(): Stage {
 interface Planned {
   readonly id: string;
   readonly lacks: readonly string[];
+  readonly busyboxWget: boolean;
   readonly argv: readonly string[];
   readonly env: readonly string[];
   readonly shares: boolean;
@@ -288,7 +308,7 @@ async function runAll(
         run.shares ? '1' : '0',
         String(run.status),
         String(run.env.length + 2),
-        `PATH=${stage.pathLacking(run.lacks)}`,
+        `PATH=${stage.pathLacking(run.lacks, run.busyboxWget)}`,
         `HOME=${work}`,
         ...run.env,
         String(run.argv.length),
@@ -386,7 +406,8 @@ export async function prove(scripts: readonly GeneratedScript[], options: { pods
           return {
             id: `${script.id}.${shell}.${outcome}`,
             lacks: container.lacks,
-            argv: withShell(container.argv, shell),
+            busyboxWget: container.busyboxWget,
+            argv: withShell(container.argv, shell, container.lacks, staged),
             env: container.env,
             shares: container.sharesProcesses,
             status: outcome === 'success' ? 0 : FAILED,

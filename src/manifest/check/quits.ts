@@ -5,7 +5,7 @@
 import type { Node } from 'yaml';
 import { argvOf, type ContainerFacts, type RequestTarget } from '../pod/pod.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
-import { type QuitProgram, quitProgramsMissing } from '../script/dialect.ts';
+import { installs, type QuitProgram, quitProgramsMissing } from '../script/dialect.ts';
 import { requestOf } from '../script/requests.ts';
 import { scalars } from '../yaml/source.ts';
 
@@ -69,9 +69,4 @@ export function missingPrograms(container: ContainerFacts): MissingProgram[] {
     if (!counts || !lacks.missing.includes(program) || installs(text, program)) return [];
     return [{ aimed, program, image: script.shell.image, what: lacks.what }];
   });
-}
-
-/** Whether a script installs PROGRAM with a package manager (`apt-get install -y curl`, `apk add curl`). */
-function installs(script: string, program: QuitProgram): boolean {
-  return new RegExp(`\\b(apt-get|apt|apk|yum|dnf|microdnf)\\b[^;&|\\n]*\\b(install|add)\\b[^;&|\\n]*\\b${program}\\b`).test(script);
 }

@@ -9,13 +9,22 @@ import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, kindNamed, readSetting, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import { argvOf, type ContainerFacts, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
+import {
+  argvOf,
+  type ContainerFacts,
+  ENVOY_ADMIN_PORT,
+  type InjectedNamespaces,
+  type Pod,
+  type PodSidecar,
+  reached,
+  readPod,
+} from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import type { Event, Path } from '../script/state.ts';
 import { basename } from '../script/commands.ts';
-import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
+import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES, shellMissing } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 
@@ -239,6 +248,16 @@ const ROWS = [
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
+          const blindQuit = blindWatcher(pod, container);
+          if (blindQuit !== undefined) {
+            report(
+              eventLine(container, blindQuit),
+              `container ${container.name}: without shareProcessNamespace: true it cannot see the other containers' processes, so its pgrep or pidof finds none, ` +
+                `its wait ends at once and this quit stops the ${sidecarNames(pod, kindSaid(container, blindQuit.said ?? -1))} while the job still runs: ` +
+                `set shareProcessNamespace: true on the pod, or take the watcher out and ${WRAP}`,
+            );
+            continue;
+          }
           const paths = judged(container);
           if (paths === undefined || paths.success.length === 0) continue;
           const early = paths.success.map((path) => {
@@ -354,8 +373,11 @@ const ROWS = [
             if (aimed.what === 'quit' && rejected !== undefined) {
               report(
                 aimed.line,
-                `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}: ` +
-                  `write ${rejected.replace('=', ' ')}, or ${WRAP}`,
+                aimed.request.via === 'wget'
+                  ? `container ${container.name}: the wget of ${container.script?.shell.image ?? 'this image'} is busybox's, which has no ${rejected.split(/[= ]/)[0]}, so it exits 1 and sends nothing to the ${nameOf(aimed.kind)}: ` +
+                      `write wget --post-data='', or ${WRAP}`
+                  : `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}: ` +
+                      `write ${rejected.replace('=', ' ')}, or ${WRAP}`,
               );
               continue;
             }
@@ -389,6 +411,28 @@ const ROWS = [
                     `the job never runs and the ${sidecar} keeps the pod running: take the wait out and ${WRAP}, which waits for the ${sidecar} itself`,
             );
           }
+        }
+      }
+    },
+  },
+  {
+    id: 'shell-missing',
+    level: 'error',
+    finds:
+      "a command that starts bash (or dash, ksh, zsh) in an image known to have none (Alpine's, busybox's, official -alpine, distroless): the container never starts, and the sidecar keeps the pod running",
+    check: ({ pods }, report) => {
+      for (const pod of pods) {
+        if (!pod.sidecars.some((sidecar) => sidecar.form === 'classic')) continue;
+        for (const container of pod.jobs) {
+          const shell = container.script?.shell;
+          if (shell === undefined || container.wrapper !== undefined) continue;
+          const what = shellMissing(shell.image, shell.program);
+          if (what === undefined) continue;
+          report(
+            pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
+            `container ${container.name}: ${shell.image} is ${what}, which has no ${shell.program}, so the container never starts ` +
+              `(its script never runs, nor its quit) and the ${sidecarNames(pod, undefined)} keeps the pod running: run the script with sh, or use an image with ${shell.program}`,
+          );
         }
       }
     },
@@ -515,9 +559,16 @@ const ROWS = [
         const what = left.map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why})`).join(' and ');
         const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
         const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
+        const unreached = pod.jobs
+          .flatMap((container) => container.aimed)
+          .find(
+            (aimed) =>
+              aimed.what === 'quit' && !reached(aimed) && left.some((sidecar) => aimed.kind === undefined || aimed.kind === sidecar.kind),
+          );
+        const never = unreached === undefined ? '' : ` (the quit on line ${unreached.line} runs on no way through the script)`;
         report(
           at,
-          `${kind} ${name} gets a classic ${what} that nothing tells to quit, so the pod never completes: ` +
+          `${kind} ${name} gets a classic ${what} that nothing tells to quit${never}, so the pod never completes: ` +
             `${WRAP}${also.length > 0 ? ` with --also ${also.join(',')}` : ''}${fixes.length > 0 ? `, or ${fixes.join('; or ')}` : ''}`,
         );
       }
@@ -726,6 +777,18 @@ const ROWS = [
     },
   },
 ] as const satisfies readonly Rule[];
+
+/**
+ * The quit of a watcher (a container that only waits for another, in a pod with more than one job container) that
+ * looks for the job's process where the pod does not share its processes: found on every way through it, it runs at once.
+ */
+function blindWatcher(pod: Pod, container: ContainerFacts): Event | undefined {
+  const facts = container.script?.facts;
+  if (facts === undefined || !facts.blind || !facts.watches || pod.jobs.length < 2) return undefined;
+  if (facts.outcome.unknown.success !== undefined || facts.outcome.success.some((path) => path.unknown !== undefined)) return undefined;
+  const quits = facts.outcome.success.map((path) => quitIn(container, path));
+  return quits.every((quit) => quit !== undefined) ? quits[0] : undefined;
+}
 
 /** Where a script that quits ends with 0 after the job failed, on every path the model knows: the status is lost. */
 function statusLost(container: ContainerFacts): Path | undefined {

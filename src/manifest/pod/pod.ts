@@ -19,11 +19,10 @@ import {
   SIDECAR_KINDS,
   type SidecarKind,
   settingOn,
-  QUIT_WORDS,
 } from '../../config/kinds.ts';
-import type { Request } from '../script/requests.ts';
+import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
 import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
-import { type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
+import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
 import {
   entries,
@@ -122,7 +121,6 @@ export interface Pod {
 
 /** Envoy's own admin port: a quit there stops Envoy, not pilot-agent. */
 export const ENVOY_ADMIN_PORT = istioPort('envoy-admin');
-const LOOPBACK_QUIT = new RegExp(`(${QUIT_WORDS.join('|')})`, 'i');
 
 const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node, Node | null> }> =>
   new Map(
@@ -146,19 +144,23 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
     sidecars.push(...declared(kind, candidates));
   }
   const sidecarNodes = new Set(sidecars.flatMap((sidecar) => (sidecar.container === undefined ? [] : [sidecar.container])));
+  const sharesProcesses = sharesProcessesOf(workload);
   const containers = [
-    ...initContainers.map((node) => readContainer(workload.source, node, true)),
-    ...regular.map((node) => readContainer(workload.source, node, false)),
+    ...initContainers.map((node) => readContainer(workload.source, node, true, sharesProcesses)),
+    ...regular.map((node) => readContainer(workload.source, node, false, sharesProcesses)),
   ];
   const jobs = containers.filter((container) => !container.init && container.name !== PROXY_CONTAINER && !sidecarNodes.has(container.node));
   // A script that quits or waits for a kind the manifest does not show: the author expects that sidecar.
-  const sharesProcesses = text(get(workload.podSpec, 'shareProcessNamespace')) === 'true';
   const known = containers.map((container) => ({
     ...container,
     aimed: container.aimed.map((aimed) => aimedAt(aimed, sidecars, sharesProcesses)),
   }));
   // A quit of a kind's endpoint or process shows that sidecar (its namespace injects it); a wait only expects it.
-  const aims = known.flatMap((container) => container.aimed);
+  // A quit no way through its script reaches (after an if whose every branch exits) still shows what its author
+  // expects, where the script reaches no quit at all.
+  const aims = known.flatMap((container) =>
+    container.aimed.filter((aimed) => reached(aimed) || !container.aimed.some((other) => other.what === 'quit' && reached(other))),
+  );
   for (const aimed of [...aims.filter(shows), ...aims.filter((aimed) => !shows(aimed))]) {
     if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
     const shown = shows(aimed) && !declined(aimed.kind, annotations, labels);
@@ -327,6 +329,12 @@ function sidecar(
   return { kind, form, why, known, quitOn, quitPort: portByAnnotation(kind, annotations) };
 }
 
+/** Whether a request runs on some way through its script, or in a trap on a signal. */
+export const reached = (aimed: RequestTarget): boolean => {
+  const { runs } = aimed.request;
+  return runs.onSuccess || runs.onFailure || runs.trap !== undefined;
+};
+
 const shows = (aimed: RequestTarget): boolean => aimed.what === 'quit' || aimed.request.method === 'SIGNAL';
 
 /** A sidecar no marker shows, that a script waits for, or quits (SHOWN: then the pod has it). */
@@ -423,8 +431,8 @@ function containersOf(workload: Workload): { readonly initContainers: YAMLMap[];
 export function podScripts(workload: Workload): NonNullable<ContainerFacts['script']>[] {
   const { initContainers, regular } = containersOf(workload);
   return [
-    ...initContainers.map((node) => readContainer(workload.source, node, true).script),
-    ...regular.map((node) => readContainer(workload.source, node, false).script),
+    ...initContainers.map((node) => readContainer(workload.source, node, true, sharesProcessesOf(workload)).script),
+    ...regular.map((node) => readContainer(workload.source, node, false, sharesProcessesOf(workload)).script),
   ].filter((script) => script !== undefined);
 }
 
@@ -441,8 +449,11 @@ function programsOf(words: readonly string[]): string[] {
   return programs;
 }
 
-/** A container's command read: its wrapper, and the script of its shell. */
-function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerFacts {
+/** Whether a workload's pods share one process namespace (shareProcessNamespace: true). */
+const sharesProcessesOf = (workload: Workload): boolean => text(get(workload.podSpec, 'shareProcessNamespace')) === 'true';
+
+/** A container's command read: its wrapper, and the script of its shell (SHARES: the pod shares its processes). */
+function readContainer(source: Source, node: YAMLMap, init: boolean, shares: boolean): ContainerFacts {
   const name = text(get(node, 'name')) ?? '(unnamed)';
   const { words, nodes } = argvOf(node);
   let at = 0;
@@ -487,7 +498,7 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
       node: scriptNode,
       facts: readScript(
         scriptNode.value,
-        { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset, dialect, sh: sh.dialect },
+        { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset, dialect, sh: sh.dialect, sharesProcesses: shares },
         ...scriptEnv(node),
       ),
       shell: {
@@ -505,9 +516,12 @@ function readContainer(source: Source, node: YAMLMap, init: boolean): ContainerF
       ? lineOf(source, pairOf(node, 'command') ?? node)
       : (script.lines.lineAt(row, column) ?? lineOf(source, script.node));
   const aimed: RequestTarget[] = [];
+  // busybox's wget, an Alpine image's, rejects GNU wget's options: it exits 1 and sends nothing.
+  const busybox = script !== undefined && busyboxWget(script.shell.image, String(script.node.value));
   for (const request of script?.facts.requests ?? []) {
     const line = lineAt(request.place.row, request.place.column);
-    aimed.push({ request, what: 'quit', line });
+    const rejected = busybox && request.gnuOnly !== undefined && request.rejected === undefined ? { rejected: request.gnuOnly } : {};
+    aimed.push({ request: { ...request, ...rejected }, what: 'quit', line });
   }
   const scriptWrappers = (script?.facts.wrappers ?? []).map((found) => ({ ...found, line: lineAt(found.place.row, found.place.column) }));
   return {

@@ -178,12 +178,19 @@ function testCommand(call: Call): State[] {
   });
 }
 
-/** `source FILE` and `. FILE`: what the file does is not in the manifest. */
+/**
+ * `source FILE` and `. FILE`: a file the manifest does not show (a rendered secret, an env.sh) sets variables, so
+ * every variable is not known after it (those set before it too, and any the environment did not name), and the
+ * rest of the script is read on; it succeeds, as a file of assignments does.
+ */
 function sourced(call: Call): State[] {
+  const { state } = call;
   // /dev/null is empty: sourcing it runs nothing.
-  if (call.known[1] === '/dev/null') return set(call, 0);
-  call.state.unknown ??= `it runs ${call.rest[1] ?? 'a file'}, which the manifest does not show`;
-  return set(call, undefined);
+  if (call.known[1] !== '/dev/null') {
+    state.vars = new Map([...state.vars.keys()].map((name) => [name, undefined]));
+    state.closed = false;
+  }
+  return set(call, 0);
 }
 
 /** `eval WORDS`: the words, when known, run as a script here. */
@@ -238,12 +245,11 @@ function shopt(call: Call): State[] {
 /** A command whose status the model cannot know (`read`, `command -v`...): a path for each. */
 const eitherWay = (call: Call): State[] => decided(undefined, call.state);
 
-/**
- * `pgrep NAME`, `pidof NAME`: a sidecar's process runs while the job does, so it is found; whether another runs
- * (the job's, which a watcher polls: `while pgrep -f job; do sleep 5; done`) is not known.
- */
-const processLookup = (call: Call): State[] =>
-  call.context.hooks.looksUpSidecar(call.known.map((word, at) => word ?? call.rest[at] ?? '')) ? set(call, 0) : eitherWay(call);
+/** `pgrep NAME`, `pidof NAME`: found, not found, or either way, as the hooks say (requests.ts, processFound). */
+function processLookup(call: Call): State[] {
+  const found = call.context.hooks.lookup(call.known.map((word, at) => word ?? call.rest[at] ?? ''));
+  return found === undefined ? eitherWay(call) : set(call, found ? 0 : 1);
+}
 
 /** Each builtin's step, by the program's name. */
 const BUILTINS: ReadonlyMap<string, (call: Call) => State[]> = new Map([
@@ -357,6 +363,10 @@ function speaking(call: Call): State[] | undefined {
       after.status = child === undefined ? 0 : status;
       after.statusAt = place;
       after.statusBy = 'speak';
+      if (speaks.work === true) {
+        work(after, place, WORK_STATUS);
+        after.statusBy = 'command';
+      }
       return after;
     }),
   );
@@ -366,10 +376,16 @@ function speaking(call: Call): State[] | undefined {
 function other(call: Call): State[] {
   const { state } = call;
   if (BOOKKEEPING.has(call.program) || FILTERS.has(call.program)) return replaced(call, set(call, 0));
-  push(state, { what: 'work', place: call.place, ...(state.trap === undefined ? {} : { trap: state.trap }) });
+  work(state, call.place, WORK_STATUS);
+  return replaced(call, set(call, state.status));
+}
+
+/** A command of the job's work at PLACE on the path: it succeeds, or fails with STATUS in the failing world. */
+function work(state: State, place: Place, status: number): void {
+  push(state, { what: 'work', place, ...(state.trap === undefined ? {} : { trap: state.trap }) });
   state.worked = true;
   if (state.world === 'failure') state.failed = true;
-  return replaced(call, set(call, state.world === 'success' ? 0 : WORK_STATUS));
+  state.status = state.world === 'success' ? 0 : status;
 }
 
 /** `trap ACTION SIGNAL...`: kept, to run at the exit or on an error; `trap - SIGNAL` and `trap '' SIGNAL` clear it. */

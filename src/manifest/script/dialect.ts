@@ -283,6 +283,33 @@ export function quitProgramsMissing(image: string): { readonly missing: readonly
   return undefined;
 }
 
+/** The official images whose alpine tags have busybox's ash as their only shell (postgres's, which add bash, are not). */
+const ALPINE_ONLY_ASH = ['python', 'node', 'golang', 'nginx', 'redis'];
+
+/**
+ * What an image is when it is known to have no shell of PROGRAM's (bash, dash, ksh, zsh: none but busybox's sh,
+ * or none at all), so that a container whose command starts with it never starts; undefined: not known to lack it.
+ * Alpine's, busybox's and curlimages/curl have busybox's ash only, as do the alpine tags of ALPINE_ONLY_ASH;
+ * distroless images have no shell, their :debug tags busybox's.
+ */
+export function shellMissing(image: string, program: string): string | undefined {
+  if (!['bash', 'dash', 'ksh', 'zsh'].includes(program)) return undefined;
+  const { repository, tag } = imageName(image);
+  if (repository.startsWith('gcr.io/distroless/'))
+    return /debug/.test(tag) ? "a distroless debug image (busybox's sh only)" : 'a distroless image (no shell)';
+  if (ASH_IMAGES.includes(repository)) return `${repository}'s image (busybox's sh only)`;
+  if (ALPINE_ONLY_ASH.includes(repository) && /(^|-)alpine/.test(tag)) return `the ${repository} alpine image (busybox's sh only)`;
+  return undefined;
+}
+
+/** Whether a script installs PROGRAM with a package manager (`apt-get install -y curl`, `apk add curl`). */
+export function installs(script: string, program: string): boolean {
+  return new RegExp(`\\b(apt-get|apt|apk|yum|dnf|microdnf)\\b[^;&|\\n]*\\b(install|add)\\b[^;&|\\n]*\\b${program}\\b`).test(script);
+}
+
+/** Whether an image's wget is busybox's (its sh is busybox's ash: Alpine and the images built on it), where SCRIPT does not install GNU wget. */
+export const busyboxWget = (image: string, script: string): boolean => shOfImage(image).dialect === 'ash' && !installs(script, 'wget');
+
 /** The dialect a shell's program name runs, SH standing for what `sh` is here; undefined: not one of these shells. */
 export function dialectOfProgram(program: string, sh: Dialect, viaBusybox = false): Dialect | undefined {
   if (viaBusybox) return 'ash';

@@ -51,7 +51,7 @@ import {
   type World,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
-import { assign, expand, matches, substitutions, testExpression, unboundIn } from './words.ts';
+import { assign, expand, matches, redirectArguments, substitutions, testExpression, unboundIn } from './words.ts';
 
 /** The outcome of the script in SCOPE for both worlds. */
 export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number): Outcome {
@@ -171,10 +171,14 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       // `cmd &> file` where the shell has no &>: `cmd &`, then `> file`.
       const both = state.dialect !== 'bash' && node.children.some((child) => nodeConstruct(child) === 'redirect-both');
       if (both && behaviourOf(state.dialect, 'redirect-both') === 'background') return inBackground(body, state, scope, context);
-      const input = hereDocument(node, scope);
-      if (input === undefined) return run(body, state, scope, context);
+      const input = hereDocument(node, scope, state);
+      // `cmd >log a b`: the words after a redirection's target are the command's arguments.
+      const extra = body.type === 'command' ? redirectArguments(node) : [];
+      const go = (current: State): State[] =>
+        extra.length === 0 ? run(body, current, scope, context) : command(body, current, scope, context, extra);
+      if (input === undefined) return go(state);
       state.stdin = input;
-      return run(body, state, scope, context).map((after) => {
+      return go(state).map((after) => {
         after.stdin = undefined;
         return after;
       });
@@ -239,14 +243,46 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
   }
 }
 
-/** A statement's here-document as the command reads it: its text when the shell expands nothing in it. */
-function hereDocument(node: SyntaxNode, scope: Scope): Trap | undefined {
+/**
+ * A statement's here-document as the command reads it: its text as written under a quoted delimiter (`<<'EOF'`);
+ * under an unquoted one, as the shell expands it on STATE's path (`\\$`, `` \\` `` and `\\\\` lose their backslash, `$?` and
+ * `$NAME` take their values here); undefined where that expansion is not known (a variable not known, `$(...)`).
+ */
+function hereDocument(node: SyntaxNode, scope: Scope, state: State): Trap | undefined {
   const redirect = node.children.find((child) => child.type === 'heredoc_redirect');
   const body = redirect?.children.find((child) => child.type === 'heredoc_body');
   if (redirect === undefined || body === undefined) return undefined;
   const quoted = /['"\\]/.test(redirect.children.find((child) => child.type === 'heredoc_start')?.text ?? '');
-  if (!quoted && /[$`\\]/.test(body.text)) return undefined;
-  return { text: body.text, place: placeOf(body, scope) };
+  const text = quoted ? body.text : expandedHereDocument(body.text, state);
+  return text === undefined ? undefined : { text, place: placeOf(body, scope) };
+}
+
+/** The text of a here-document under an unquoted delimiter as the shell expands it on STATE's path, or undefined. */
+function expandedHereDocument(text: string, state: State): string | undefined {
+  let out = '';
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at] as string;
+    const next = text[at + 1] ?? '';
+    if (char === '\\' && '$`\\\n'.includes(next) && next !== '') {
+      if (next !== '\n') out += next;
+      at++;
+    } else if (char === '`') return undefined;
+    else if (char === '$') {
+      const name = /^(\?|[A-Za-z_]\w*|\{[A-Za-z_]\w*\})/.exec(text.slice(at + 1))?.[0];
+      if (name === undefined) return undefined;
+      if (name === '?') {
+        if (state.status === undefined) return undefined;
+        out += String(state.status);
+      } else {
+        const bare = name.replace(/[{}]/g, '');
+        const value = state.vars.has(bare) ? state.vars.get(bare) : state.closed ? null : undefined;
+        if (value === undefined) return undefined;
+        out += value ?? '';
+      }
+      at += name.length;
+    } else out += char;
+  }
+  return out;
 }
 
 /** `x=1`, `export x=1`, `unset x`: the substitutions, then the values kept. */
@@ -607,11 +643,11 @@ const endIteration = (state: State): State => {
   return state;
 };
 
-/** A simple command: its substitutions run first, then it. */
-function command(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
-  if (!node.hasSubstitution) return fatalExpansion(node, state, scope) ?? commandRun(node, state, scope, context);
+/** A simple command: its substitutions run first, then it (EXTRA: its arguments after a redirection's target). */
+function command(node: SyntaxNode, state: State, scope: Scope, context: Context, extra: readonly SyntaxNode[] = []): State[] {
+  if (!node.hasSubstitution) return fatalExpansion(node, state, scope) ?? commandRun(node, state, scope, context, extra);
   return substitutions(node, state, scope, context).flatMap(
-    (ready) => fatalExpansion(node, ready, scope) ?? commandRun(node, ready, scope, context),
+    (ready) => fatalExpansion(node, ready, scope) ?? commandRun(node, ready, scope, context, extra),
   );
 }
 
@@ -640,7 +676,7 @@ function fatalExpansion(node: SyntaxNode, state: State, scope: Scope): State[] |
 }
 
 /** A command once its substitutions ran: its words expanded, then run. */
-function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
+function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Context, extra: readonly SyntaxNode[]): State[] {
   const name = node.childForFieldName('name');
   if (name === null) {
     // Assignments only.
@@ -651,8 +687,7 @@ function commandRun(node: SyntaxNode, state: State, scope: Scope, context: Conte
   const nodes = [name];
   const words = [expand(name, state)];
   const literal = [words[0] ?? name.text];
-  for (const child of node.children) {
-    if (child.field !== 'argument') continue;
+  for (const child of [...node.children.filter((one) => one.field === 'argument'), ...extra]) {
     const word = expand(child, state);
     // An unquoted expansion that comes to nothing is no word at all.
     if (word === '' && child.type !== 'string' && child.type !== 'raw_string' && child.text.includes('$')) continue;

@@ -4,7 +4,7 @@
 // is read from the command's words as the program itself reads them; which sidecar it reaches is decided
 // later, from the pod's sidecars and the kinds table.
 
-import { ISTIO, kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { ISTIO, kindNamed, QUIT_WORDS, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { basename } from './commands.ts';
 
 /** A place in a script: its row and column, from 0. */
@@ -27,11 +27,30 @@ export interface Request {
   readonly program?: string;
   /** An option the program rejects, so that it sends nothing (curl takes no `--option=value`). */
   readonly rejected?: string;
+  /** An option of GNU wget's that busybox's wget lacks (`--method`, `--body-data`): there it exits 1 and sends nothing. */
+  readonly gnuOnly?: string;
   /** The URL's scheme when it names one (https: the sidecars serve plain HTTP, and answer nothing). */
   readonly scheme?: string;
   /** Sent to the pod's own name (`$(hostname)`, `$HOSTNAME`), which reaches the sidecar from the pod's address, not loopback. */
   readonly podAddress?: boolean;
   readonly place: Place;
+}
+
+/** A loopback path that says it stops what serves it. */
+export const LOOPBACK_QUIT = new RegExp(`(${QUIT_WORDS.join('|')})`, 'i');
+/** A loopback path that asks whether what serves it is up: a readiness or health probe. */
+const LOOPBACK_PROBE = /(health|ready|startup|live|status|ping)/i;
+
+/**
+ * Whether a request is the job's own call through loopback (an app's API on another port, a sidecar's API such
+ * as Dapr's publish) rather than a quit or a wait: it is then the job's work, and fails when the job does. A
+ * signal, a sidecar's own program, a quit URL's variable, a HEAD and a path that names a quit or a probe are not.
+ */
+export function ownCall(request: Request): boolean {
+  if (request.method === 'SIGNAL' || request.method === 'HEAD' || request.program !== undefined || request.variable !== undefined)
+    return false;
+  const path = request.path ?? '/';
+  return path !== '/' && !LOOPBACK_QUIT.test(path) && !LOOPBACK_PROBE.test(path);
 }
 
 /** The variables of quit URLs that scripts loop over (the Cloud SQL Proxy operator's), from the kinds table. */
@@ -53,6 +72,8 @@ const CURL_SHORT_VALUED = new Set('AbcCdDeEFhHKmoPQrtTuUwxXyYz'.split(''));
 /** curl's long options that take a value, besides the --data* and --request families read apart. */
 const CURL_LONG_VALUED =
   /^--(header|output|user|write-out|max-time|connect-timeout|retry|retry-delay|retry-max-time|user-agent|cacert|cert|key|proxy|resolve|connect-to|interface|unix-socket|abstract-unix-socket|config|cookie|cookie-jar|referer|range|limit-rate|max-filesize|expect100-timeout|keepalive-time|url|trace|trace-ascii|dump-header|stderr|form|form-string|json|upload-file|oauth2-bearer|aws-sigv4|variable|ciphers|pinnedpubkey|capath|noproxy|proxy-user|happy-eyeballs-timeout-ms|local-port|dns-servers|netrc-file)$/;
+/** GNU wget's options that busybox's wget does not have (busybox networking/wget.c's long options). */
+const WGET_GNU_ONLY = /^--(method|body-data|body-file)(=|$)/;
 /** wget's options that take a separate value. */
 const WGET_VALUED =
   /^(-[OoaeTtwUQiPdcBbLlDHYy]|--(output-document|output-file|header|user-agent|timeout|tries|wait|user|password|proxy-user|proxy-password|directory-prefix|load-cookies|save-cookies|ca-certificate|certificate|private-key|referer|limit-rate|quota|append-output|execute|input-file))$/;
@@ -144,12 +165,28 @@ function lookedUp(program: string, words: readonly string[]): string | undefined
 }
 
 /**
- * Whether `pgrep ...` or `pidof ...` (WORDS, the program first) looks for a sidecar's process, which runs while the
- * job does, so it finds one; whether any other process runs (the job's, polled by a watcher) is not known.
+ * Whether `pgrep ...` or `pidof ...` (WORDS, the program first), in the shell started with SCRIPT (`sh -c SCRIPT`),
+ * finds a process: true, false, or undefined where either may be. `pgrep -f` matches whole command lines, and the
+ * shell's own holds the script: a pattern the script's text matches finds the shell itself, always. A sidecar's
+ * process runs while the job does, and another container's process is there to see only where the pod shares its
+ * process namespace (SHARES; undefined: not known): otherwise neither is found, unless the script starts processes of
+ * its own in the background, which may be the one looked for.
  */
-export function looksUpSidecar(words: readonly string[]): boolean {
-  const name = lookedUp(basename(words[0] ?? ''), words.slice(1));
-  return name !== undefined && (SIDECAR_KINDS as readonly SidecarKind[]).some((kind) => kind.template.processes.includes(name));
+export function processFound(words: readonly string[], script: string, shares: boolean | undefined): boolean | undefined {
+  const program = basename(words[0] ?? '');
+  const args = words.slice(1);
+  if (program === 'pgrep' && args.some((arg) => arg === '--full' || /^-[a-zA-Z]*f[a-zA-Z]*$/.test(arg))) {
+    const pattern = args.filter((arg, at) => !arg.startsWith('-') && !PGREP_VALUED.has(args[at - 1] ?? '')).at(-1);
+    try {
+      if (pattern !== undefined && new RegExp(pattern).test(script)) return true;
+    } catch {}
+  }
+  const name = lookedUp(program, args);
+  const sidecar = name !== undefined && (SIDECAR_KINDS as readonly SidecarKind[]).some((kind) => kind.template.processes.includes(name));
+  if (shares !== false) return sidecar ? true : undefined;
+  // `cmd &` (not `&&`, `>&`, `&>`): a process of the script's own, which it sees.
+  const background = /&/.test(script.replace(/&&|[<>]&|&>/g, ''));
+  return sidecar || !background ? false : undefined;
 }
 
 /** The variables a script assigns a PID lookup to (`pid=$(pgrep cloud_sql_proxy)`), with the program looked up. */
@@ -228,8 +265,11 @@ function wget(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
   let method = 'GET';
   let url: Url | undefined;
   let variable: string | undefined;
+  let gnuOnly: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
+    if (WGET_GNU_ONLY.test(arg)) gnuOnly ??= arg.includes('=') ? arg : `${arg} ${args[i + 1] ?? ''}`.trim();
+    if (/^--body-(data|file)$/.test(arg)) i++;
     if (/^--post-(data|file)(=|$)/.test(arg)) {
       method = 'POST';
       if (!arg.includes('=')) i++;
@@ -242,9 +282,10 @@ function wget(args: readonly string[], place: Place, loopVariables: ReadonlyMap<
       if (name !== undefined) variable ??= loopVariables.get(name) ?? (QUIT_URLS_VARIABLES.has(name) ? name : undefined);
     }
   }
-  if (variable !== undefined) return { via: 'wget', method, variable, place };
+  const gnu = gnuOnly === undefined ? {} : { gnuOnly };
+  if (variable !== undefined) return { via: 'wget', method, variable, place, ...gnu };
   if (url === undefined) return undefined;
-  return { via: 'wget', ...(url as Url), method, place };
+  return { via: 'wget', ...(url as Url), method, place, ...gnu };
 }
 
 /** `python3 -c "...urlopen(Request(URL, method='POST'))"`, `node -e "fetch(URL, {method: 'POST'})"`. */

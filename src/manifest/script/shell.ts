@@ -11,9 +11,10 @@ import { parseCommon } from './common.ts';
 import { type ConstructId, constructsIn, type Dialect } from './dialect.ts';
 import { emptyIn, outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
-import { looksUpSidecar, pidVariablesOf, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
+import { ownCall, pidVariablesOf, processFound, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
 import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
+import { redirectArguments } from './words.ts';
 
 export { WRAPPERS };
 
@@ -85,6 +86,11 @@ export interface ScriptFacts {
    * speaks to sidecars: in a pod with another container, a watcher of that container, whose status is not the job's.
    */
   readonly watches: boolean;
+  /**
+   * A `pgrep`/`pidof` of a process of another container found nothing only because the pod does not share its
+   * process namespace (ShellOptions.sharesProcesses false).
+   */
+  readonly blind: boolean;
   /** What the script does when the job succeeds and when it fails (events name requests and wrappers by id). */
   readonly outcome: Outcome;
   /**
@@ -102,6 +108,8 @@ export interface ShellOptions {
   readonly dialect?: Dialect;
   readonly sh?: Dialect;
   readonly nounset?: boolean;
+  /** Whether the pod shares its process namespace, where the manifest shows the pod (undefined: not known). */
+  readonly sharesProcesses?: boolean;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -141,7 +149,7 @@ export function readScript(
   env: ReadonlyMap<string, string | undefined> = new Map(),
   closed = false,
 ): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
+  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${options.sharesProcesses ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
   const facts = readUncached(script, options, env, closed);
@@ -164,7 +172,15 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
   };
   const tree = parseScript(shellParser, script);
   if (tree === null)
-    return { requests: [], wrappers: [], works: false, watches: false, syntaxError: { place: ORIGIN, near: '' }, outcome: NO_OUTCOME };
+    return {
+      requests: [],
+      wrappers: [],
+      works: false,
+      watches: false,
+      blind: false,
+      syntaxError: { place: ORIGIN, near: '' },
+      outcome: NO_OUTCOME,
+    };
   const root: Scope = { root: tree, offset: ORIGIN, id: 0 };
   const syntaxError = findSyntaxError(tree);
   const said = new Map<string, Said>();
@@ -181,12 +197,19 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     return found?.speaks;
   };
   const collect = (scope: Scope): number[] => collectStatic(scope, parse, speaks);
+  let blind = false;
+  const lookup = (words: readonly string[]): boolean | undefined => {
+    const found = processFound(words, script, options.sharesProcesses);
+    if (found === false && options.sharesProcesses === false && processFound(words, script, undefined) === undefined) blind = true;
+    return found;
+  };
   const outcome =
     syntaxError === undefined
-      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls, looksUpSidecar }, script.length)
+      ? outcomeOf(root, { ...startOf(options), env, closed }, { parse, speaks, collect, quitUrls, lookup }, script.length)
       : NO_OUTCOME;
-  // What the outcome could not follow to its end is read as it stands, each command as running sometimes.
-  if (outcome.unknown.success !== undefined || outcome.unknown.failure !== undefined || syntaxError !== undefined) collect(root);
+  // What the outcome could not follow to its end is read as it stands, each command as running sometimes; where it
+  // followed every way, a command no way reaches (after an if whose every branch exits) is read too, as never run.
+  collect(root);
   const runs = runsOf(outcome, byId.length);
   const requests: (Request & { readonly id: number; readonly runs: Runs })[] = [];
   const wrappers: Wrapper[] = [];
@@ -205,7 +228,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     const asBash = outcomeOf(
       root,
       { ...startOf(options), dialect: 'bash', sh: 'bash', env, closed },
-      { parse, speaks, collect, quitUrls, looksUpSidecar },
+      { parse, speaks, collect, quitUrls, lookup },
       script.length,
     );
     constructs = {
@@ -219,6 +242,7 @@ function readUncached(script: string, options: ShellOptions, env: ReadonlyMap<st
     wrappers,
     works,
     watches,
+    blind,
     outcome,
     ...(constructs === undefined ? {} : { constructs }),
   };
@@ -306,7 +330,7 @@ function plain(shellParser: Parser, text: string): Syntax | null {
 }
 
 interface Said {
-  readonly speaks: { readonly said: number; readonly child?: readonly string[] };
+  readonly speaks: { readonly said: number; readonly child?: readonly string[]; readonly work?: boolean };
   readonly request?: Request;
   readonly wrapper?: Omit<Wrapper, 'id' | 'runs'>;
 }
@@ -333,7 +357,7 @@ function recognise(
     };
   }
   const request = requestOf(words, place, loopVariables, pidVariables);
-  return request === undefined ? undefined : { speaks: { said: id }, request };
+  return request === undefined ? undefined : { speaks: { said: id, ...(ownCall(request) ? { work: true } : {}) }, request };
 }
 
 /** A simple command found by the walk (its words, prefixes taken off), a loop, or a script inside that cannot be read. */
@@ -345,6 +369,8 @@ type Found =
 /** Each simple command of a tree and of the scripts inside it (`sh -c '...'`), read as written, without running anything. */
 function* staticCommands(scope: Scope, parse: (text: string, at: Place) => Scope | undefined, depth = 0): Generator<Found> {
   const stack: Syntax[] = [scope.root];
+  // The arguments of a redirected command written after a redirection's target, by the command.
+  const redirected = new Map<Syntax, Syntax[]>();
   while (stack.length > 0) {
     const node = stack.pop() as Syntax;
     for (let i = node.namedChildCount - 1; i >= 0; i--) {
@@ -352,10 +378,16 @@ function* staticCommands(scope: Scope, parse: (text: string, at: Place) => Scope
       if (child !== null) stack.push(child);
     }
     if (node.type === 'while_statement') yield { kind: 'loop' };
+    const body = node.type === 'redirected_statement' ? node.childForFieldName('body') : null;
+    if (body?.type === 'command') redirected.set(body, redirectArguments(node));
     if (node.type !== 'command') continue;
     const name = node.childForFieldName('name');
     if (name === null) continue;
-    const nodes = [name, ...node.childrenForFieldName('argument').filter((arg): arg is Syntax => arg !== null)];
+    const nodes = [
+      name,
+      ...node.childrenForFieldName('argument').filter((arg): arg is Syntax => arg !== null),
+      ...(redirected.get(node) ?? []),
+    ];
     const inner = innerCommand(nodes, wordValue);
     const words = inner.words.map(wordValue);
     const shell = shellScript(words);

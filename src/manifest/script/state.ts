@@ -82,12 +82,15 @@ export interface Scope {
 export interface Hooks {
   /** The tree of a script inside a string of the script (`sh -c '...'`, a trap's action); undefined: unparsable. */
   readonly parse: (text: string, at: Place) => Scope | undefined;
-  /** What a command says to a sidecar, from its words; `child`: the command a wrapper runs. */
+  /**
+   * What a command says to a sidecar, from its words; `child`: the command a wrapper runs; `work`: a call of the
+   * job's own through loopback (not a quit nor a wait), which is the job's work too.
+   */
   readonly speaks: (
     words: readonly string[],
     at: { readonly key: string; readonly place: Place },
     loopVariables: ReadonlyMap<string, string>,
-  ) => { readonly said: number; readonly child?: readonly string[] } | undefined;
+  ) => { readonly said: number; readonly child?: readonly string[]; readonly work?: boolean } | undefined;
   /** What commands in a tree never run by the model say (a trap on a signal). */
   readonly collect: (scope: Scope) => readonly number[];
   /**
@@ -95,8 +98,8 @@ export interface Hooks {
    * variable then stands for; undefined: none.
    */
   readonly quitUrls: (word: string) => string | undefined;
-  /** Whether `pgrep`/`pidof` WORDS look for a sidecar's process, which runs while the job does (else: either way). */
-  readonly looksUpSidecar: (words: readonly string[]) => boolean;
+  /** Whether `pgrep`/`pidof` WORDS find a process (undefined: either way), from what the script and the pod show. */
+  readonly lookup: (words: readonly string[]) => boolean | undefined;
 }
 
 /** A persistent list, newest first: copies of a state share it. */

@@ -5,6 +5,19 @@
 import { capped, type Context, live, put, type Scope, type State, without } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
 
+/**
+ * The words of a redirected command that the parser puts after a redirection's target (`exec 2>&1 ./job`, `curl
+ * 2>/dev/null -X POST URL`): a redirection takes one word, and the shell passes the rest to the command as its
+ * arguments, in order. STATEMENT is the redirected_statement around the command.
+ */
+export function redirectArguments(statement: SyntaxNode): SyntaxNode[] {
+  const extra: SyntaxNode[] = [];
+  for (const redirect of statement.children) {
+    if (redirect.type === 'file_redirect') extra.push(...redirect.childrenForFieldName('destination').slice(1));
+  }
+  return extra;
+}
+
 /** Runs the command substitutions in a node's words, in order, keeping each one's output when known. */
 export function substitutions(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
   if (!node.hasSubstitution) return [state];

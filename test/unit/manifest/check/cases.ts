@@ -67,6 +67,7 @@ export const THEMES = {
     'quit-not-enabled',
     'quit-wrong-method',
     'quit-program-missing',
+    'shell-missing',
     'quit-unheard',
     'wrapped-wrong-command',
     'native-quit',

@@ -154,6 +154,17 @@ const CASES: readonly Case[] = [
     expect: { at: 'trap', level: 'error' },
   },
   {
+    name: "OnFailure with curl as the job, an app's API on loopback, then the quit on the last line",
+    rule: 'onfailure-quit-always',
+    yaml: job(
+      pod(
+        'command: ["/bin/sh", "-c"]\nargs:\n- |\n  curl -fsS -X POST http://localhost:8080/api/cleanup\n  curl -fsS -X POST http://localhost:15020/quitquitquit\n',
+        'OnFailure',
+      ),
+    ),
+    expect: { at: 'localhost:15020', level: 'error' },
+  },
+  {
     name: 'OnFailure with --quit on-success',
     rule: 'onfailure-quit-always',
     yaml: job(pod('command: ["/opt/tools/istio-job-run", "--quit", "on-success", "--"]', 'OnFailure')),
@@ -249,6 +260,40 @@ const CASES: readonly Case[] = [
     yaml: job(
       pod(`command: ["sh", "-c", "trap 'rc=$?; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc' EXIT; ./task"]`),
     ),
+  },
+  // busybox's wget (an Alpine image's) has none of GNU wget's --method: it exits 1 and sends nothing.
+  {
+    name: 'wget --method=POST in an Alpine image',
+    rule: 'quit-wrong-method',
+    yaml: job(
+      pod(`command: ["sh", "-c", "./task; rc=$?; wget -q -O- --method=POST http://127.0.0.1:15020/quitquitquit; exit $rc"]`),
+    ).replace('image: example', 'image: alpine:3.20'),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'wget --method=POST in an Alpine image that installs GNU wget first',
+    rule: 'quit-wrong-method',
+    yaml: job(
+      pod(
+        `command: ["sh", "-c", "apk add --no-cache wget; ./task; rc=$?; wget -q -O- --method=POST http://127.0.0.1:15020/quitquitquit; exit $rc"]`,
+      ),
+    ).replace('image: example', 'image: alpine:3.20'),
+  },
+  // shell-missing: bash as the command in an image whose only shell is busybox's: the container never starts.
+  {
+    name: 'bash -c in an Alpine image',
+    rule: 'shell-missing',
+    yaml: job(pod(`command: ["/bin/bash", "-c"]\nargs: ["./task; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]`), {
+      podMeta: INJECTED,
+    }).replace('image: example', 'image: python:3.12-alpine'),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'sh -c in an Alpine image',
+    rule: 'shell-missing',
+    yaml: job(pod(`command: ["/bin/sh", "-c"]\nargs: ["./task; rc=$?; curl -XPOST localhost:15020/quitquitquit; exit $rc"]`), {
+      podMeta: INJECTED,
+    }).replace('image: example', 'image: alpine:3.20'),
   },
   // quit-program-missing: curl or wget where the image is known to lack it (and the script does not install it).
   ...(

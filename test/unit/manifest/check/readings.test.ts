@@ -114,17 +114,34 @@ describe('the shapes real manifests quit a sidecar with', () => {
     // A container that does work of its own before the quit is a job: its status is lost.
     assert.deepEqual(findings(watcher('/app/report')), ['exit-code-lost @ curl -fsS -XPOST localhost:15020/quitquitquit']);
   });
-  test("a watcher that polls for the job's process with pgrep, then quits, stops the sidecar", () => {
-    const yaml = job(
+  // A watcher's pgrep: -f matches its own shell's command line (which holds the script), so a pattern written in the
+  // script is always found; another container's process is seen only where the pod shares its processes.
+  const watcher = (lookup: string, shares: boolean): string =>
+    job(
       ISTIO_POD,
       spec(
         '- name: job\n  image: example\n  command: ["/app/job"]\n' +
-          '- name: watcher\n  image: example\n  command: ["bash", "-c", "while pgrep -f /app/job >/dev/null; do sleep 5; done; curl -fsS -XPOST localhost:15020/quitquitquit"]',
+          `- name: watcher\n  image: example\n  command: ["bash", "-c", "while ${lookup} >/dev/null; do sleep 5; done; curl -fsS -XPOST localhost:15020/quitquitquit"]`,
+        shares ? 'shareProcessNamespace: true\n' : '',
       ),
     );
-    assert.deepEqual(findings(yaml), [
-      'hand-rolled-quit @ command: ["bash", "-c", "while pgrep -f /app/job >/dev/null; do sleep 5; done; curl -fsS -XPOST localhost:15020/quitquitquit"]',
-    ]);
+  test("a watcher that polls for the job's process with pgrep in a pod that shares its processes stops the sidecar after the job", () => {
+    assert.deepEqual(
+      findings(watcher('pgrep -x job', true)).map((found) => found.split(' @ ')[0]),
+      ['hand-rolled-quit'],
+    );
+  });
+  test("a watcher's pgrep in a pod that does not share its processes finds nothing: it quits while the job runs", () => {
+    assert.deepEqual(
+      findings(watcher('pgrep -x job', false)).map((found) => found.split(' @ ')[0]),
+      ['quit-before-job'],
+    );
+  });
+  test("a watcher's pgrep -f of a pattern its own script holds finds its own shell: it never quits", () => {
+    assert.deepEqual(
+      findings(watcher('pgrep -f /app/job', true)).map((found) => found.split(' @ ')[0]),
+      ['unwrapped'],
+    );
   });
   test('the v1 proxy image with args only is the v1 proxy, which has no quit endpoint', () => {
     const yaml = job(

@@ -28,6 +28,16 @@ const CASES: readonly Case[] = [
     expect: { at: 'exit 0', level: 'error' },
   },
   {
+    name: 'a file sourced before the job (rendered secrets), then the quit last',
+    rule: 'exit-code-lost',
+    yaml: job(
+      pod(
+        'command: ["/bin/sh", "-c"]\nargs:\n- |\n  . /vault/secrets/config\n  ./task.sh\n  curl -fsS -X POST http://127.0.0.1:15020/quitquitquit',
+      ),
+    ),
+    expect: { at: 'curl -fsS', level: 'error' },
+  },
+  {
     name: 'a script that keeps its code',
     rule: 'exit-code-lost',
     yaml: job(

@@ -202,6 +202,26 @@ const CASES: readonly Case[] = [
     rule: 'unwrapped',
     yaml: 'kind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    metadata: {labels: {sidecar.istio.io/inject: "true"}}\n    spec:\n      containers: [{name: web, image: x}]\n',
   },
+  // A quit no way reaches, the only sign of the sidecar (its namespace injects it): each branch before it exits.
+  {
+    name: 'a quit after an if/elif/else whose every branch exits',
+    rule: 'unwrapped',
+    yaml: job(
+      pod(
+        'command: ["sh", "-c", "set -e; if [ -n \\"$A\\" ]; then ./a; exit 0; elif [ -n \\"$B\\" ]; then ./b; exit 0; else ./c; exit 0; fi; curl -fsS -XPOST localhost:15020/quitquitquit"]',
+      ),
+    ),
+    expect: { at: 'command:', level: 'error' },
+  },
+  {
+    name: 'a quit after an if/elif/else whose one branch goes on',
+    rule: 'unwrapped',
+    yaml: job(
+      pod(
+        'command: ["sh", "-c", "set -e; if [ -n \\"$A\\" ]; then ./a; exit 0; else ./c; fi; curl -fsS -XPOST localhost:15020/quitquitquit"]',
+      ),
+    ),
+  },
 ];
 
 checkCases('unwrapped', CASES);

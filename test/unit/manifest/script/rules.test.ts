@@ -69,11 +69,18 @@ const RULES: readonly Rule[] = [
   ['until stops when the condition succeeds', 'until Q; do sleep 1; done\n./job', '0 q*,w end / 1 q*,w end'],
   ['while false never runs its body', 'while false; do ./job; done\nQ', '0 q end / 0 q end'],
   ["pgrep of a sidecar's process finds it: the sidecar runs while the job does", 'pgrep -f pilot-agent\nexit $?', '0 - exit / 0 - exit'],
-  ['pgrep of another process may find it or not', 'pgrep -f job\nexit $?', '0 - exit | 1 - exit / 0 - exit | 1 - exit'],
+  ['pgrep of another process may find it or not', 'pgrep -x job\nexit $?', '0 - exit | 1 - exit / 0 - exit | 1 - exit'],
+  ["pgrep -f of what the script's text holds finds the shell itself", 'pgrep -f job\nexit $?', '0 - exit / 0 - exit'],
+  [
+    'pgrep of another container where the pod does not share its processes finds none',
+    'pgrep -x job\nexit $?',
+    '1 - exit / 1 - exit',
+    { sharesProcesses: false },
+  ],
   // Each turn of a loop whose condition is not known may be its last; past a few turns the path is not known.
   [
     'pgrep may find the process or not: a polling loop ends',
-    'while pgrep -f job >/dev/null; do sleep 5; done\nQ',
+    'while pgrep -x job >/dev/null; do sleep 5; done\nQ',
     `${'0 q end | '.repeat(4)}? - exit? / ${'0 q end | '.repeat(4)}? - exit?`,
   ],
   ['a loop that may not end is not known', 'while true; do ./job && break; done\nQ', '0 w,q end / ? w,w,w,w exit?'],
@@ -133,6 +140,12 @@ const RULES: readonly Rule[] = [
   ['exec replaces the shell', 'exec ./job\nQ', '0 w exec / 1 w exec'],
   ['exec with only redirections runs nothing and goes on', 'exec >/tmp/log 2>&1\n./job\nQ', '0 w,q end / 0 w,q end'],
   ['exec of an fd alone goes on too', 'exec 3>&1\nexit $?', '0 - exit / 0 - exit'],
+  ['exec with the redirection first replaces the shell too', 'exec 2>&1 ./job\nQ', '0 w exec / 1 w exec'],
+  [
+    "the words after a redirection's target are the command's",
+    './job\nrc=$?\ncurl -s 2>/dev/null -XPOST localhost:15020/quitquitquit\nexit $rc',
+    '0 w,q exit / 1 w,q exit',
+  ],
   ['timeout runs its command', 'timeout 60 ./job\nexit $?', '0 w exit / 1 w exit'],
   ['env runs its command', 'env A=1 ./job && Q', '0 w,q end / 1 w end'],
   ['nice and exec in front', 'exec nice -n 5 ./job', '0 w exec / 1 w exec'],
@@ -140,10 +153,24 @@ const RULES: readonly Rule[] = [
   ['sh -c runs its script in a child shell', "sh -c './job && exit 4'\nrc=$?\nQ\nexit $rc", '4 w,q exit / 1 w,q exit'],
   ['sh -ec has set -e', "sh -ec './job; Q'", '0 w,q end / 1 w end'],
   ['an exit in sh -c ends only the child', "sh -c 'exit 3'\nQ", '0 q end / 0 q end'],
+  // A call of the job's own through loopback (an app's API, a sidecar's API) is work; a quit or a probe is not.
+  ['a loopback call that neither quits nor probes is the job', 'curl -fsS -XPOST localhost:8080/api/run\nQ', '0 q,w,q end / 0 q,w,q end'],
+  [
+    'a loopback call is the job: its status is kept',
+    'curl -fsS localhost:3500/v1.0/publish/p/t -d x\nrc=$?\nQ\nexit $rc',
+    '0 q,w,q exit / 1 q,w,q exit',
+  ],
+  ['a readiness probe is not the job', 'curl -fsS localhost:15021/healthz/ready\nexit $?', '0 q exit / 0 q exit'],
   // eval and source
   ['eval of known words runs them here', "eval './job; exit 6'", '6 w exit / 6 w exit'],
   ['eval of what is not known', 'eval "$CMD"\n./job', '0 w end? / 1 w end?'],
-  ['a sourced file is not known', '. ./env.sh\n./job', '0 w end? / 1 w end?'],
+  ['a sourced file is read past: the rest runs', '. ./env.sh\n./job', '0 w end / 1 w end'],
+  [
+    'a sourced file sets variables not known, those set before it too',
+    'code=3\nsource /vault/secrets/config\nexit $code',
+    '? - exit / ? - exit',
+  ],
+  ['a sourced file leaves the job and the quit after it', '. ./env.sh\n./job\nQ', '0 w,q end / 0 w,q end'],
   // variables
   ['${X:-word} takes the word when X is empty', 'CODE=\nexit ${CODE:-5}', '5 - exit / 5 - exit'],
   ['a variable from outside is not known', 'exit ${CODE:-5}', '? - exit / ? - exit'],

@@ -103,8 +103,9 @@ describe('pipelines and pipefail', () => {
 
 describe('exec', () => {
   test('exec replaces the shell: a quit after it, or in its EXIT trap, never runs', () => {
-    assert.deepEqual(readScript("trap 'curl -XPOST localhost:15020/quitquitquit' EXIT\nexec ./job", { errexit: false }).requests, []);
-    assert.deepEqual(readScript('exec ./job\ncurl -XPOST localhost:15020/quitquitquit', { errexit: false }).requests, []);
+    const runs = (script: string) => readScript(script, { errexit: false }).requests.map((r) => [r.runs.onSuccess, r.runs.onFailure]);
+    assert.deepEqual(runs("trap 'curl -XPOST localhost:15020/quitquitquit' EXIT\nexec ./job"), []);
+    assert.deepEqual(runs('exec ./job\ncurl -XPOST localhost:15020/quitquitquit'), [[false, false]]);
   });
   test('an exec that only runs sometimes leaves the rest as it is', () => {
     const facts = readScript('trap \'curl -XPOST localhost:15020/quitquitquit\' EXIT\nif [ -n "$X" ]; then exec ./other; fi\n./job', {

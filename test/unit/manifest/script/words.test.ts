@@ -60,7 +60,9 @@ describe('defaults and variables of the container', () => {
   });
 
   test('a variable the container does not set is empty: a quit behind it never runs', () => {
-    assert.deepEqual(requests(`./job; rc=$?; [ -n "$ISTIO" ] && ${QUIT}; exit $rc`), []);
+    assert.deepEqual(requests(`./job; rc=$?; [ -n "$ISTIO" ] && ${QUIT}; exit $rc`), [
+      { port: 15020, path: '/quitquitquit', onSuccess: false, conditional: true },
+    ]);
     assert.deepEqual(requests(`./job; rc=$?; if [ "$MESH" = istio ]; then ${QUIT}; fi; exit $rc`, { MESH: 'istio' }), [
       { port: 15020, path: '/quitquitquit', onSuccess: true, conditional: false },
     ]);
@@ -115,7 +117,7 @@ describe('statuses', () => {
       readScript(`stop() { ${QUIT}; }; unset -f stop; ./job; rc=$?; stop; exit $rc`, { errexit: false }).requests.map(
         (r) => r.runs.onSuccess,
       ),
-      [],
+      [false],
     );
   });
 });
@@ -126,6 +128,14 @@ describe('scripts in here-documents and aliases', () => {
     assert.deepEqual(requests(script), [{ port: 15020, path: '/quitquitquit', onSuccess: true, conditional: false }]);
     assert.deepEqual(statuses(script), [1]);
     assert.deepEqual(statuses(`bash <<EOF\n./job\nexit 4\nEOF\n`), [4]);
+  });
+
+  test("an unquoted delimiter: the shell expands the here-document first (\\$ is the inner shell's $, $rc the outer's)", () => {
+    const script = `sh -s <<EOF\n./job; rc=\\$?\n${QUIT}\nexit \\$rc\nEOF\n`;
+    assert.deepEqual(requests(script), [{ port: 15020, path: '/quitquitquit', onSuccess: true, conditional: false }]);
+    assert.deepEqual(statuses(script), [1]);
+    // $rc unset when the outer shell expands it: `exit` with the quit's status.
+    assert.deepEqual(statuses(`bash -s <<EOF\n./job; rc=$?\n${QUIT}\nexit $rc\nEOF\n`), [0]);
   });
 
   test('an alias is expanded by dash, ash and bash as sh, by bash only after shopt -s expand_aliases', () => {
