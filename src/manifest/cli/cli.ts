@@ -221,6 +221,7 @@ function runInject(
       inject(source, {
         image: request.image ?? defaultImage,
         native: request.native,
+        wrapper: request.wrapper,
         imageVolume: request.imageVolume,
         ...request.settings,
       }),

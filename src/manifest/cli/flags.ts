@@ -372,7 +372,7 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
       kind: 'check',
       ...stated,
       files: checks,
-      settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) },
+      settings: { namespaces, ...(namespace === undefined ? {} : { namespace }), ...stated },
       output: {
         format: (chosen.format ?? 'text') as Format,
         threshold: (chosen.threshold ?? DEFAULT_THRESHOLD) as Threshold,
@@ -395,7 +395,7 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
     wrapper,
     imageVolume,
     ...(image === undefined ? {} : { image }),
-    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
+    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }), ...stated },
   };
 }
 

@@ -6,6 +6,7 @@
 // its code. Otherwise the pod is refused in one line naming what cannot be made safe.
 
 import type { Scalar } from 'yaml';
+import type { Profile } from '../../config/profile.ts';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
 import { argvOf, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
@@ -73,7 +74,7 @@ export function takeOutHandRolled(
   source: Source,
   pod: Pod,
   podIndex: number,
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined; readonly profile?: Profile },
 ): HandRolled {
   const edits: ScalarEdit[] = [];
   const lines: number[] = [];
@@ -141,7 +142,7 @@ function prove(
   source: Source,
   index: number,
   edits: readonly ScalarEdit[],
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined; readonly profile?: Profile },
 ): Pod | string {
   const pod = reread(source, index, edits, settings);
   if (typeof pod === 'string') return pod;
@@ -164,7 +165,7 @@ function reread(
   source: Source,
   index: number,
   edits: readonly ScalarEdit[],
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined; readonly profile?: Profile },
 ): Pod | string {
   let text = '';
   let from = 0;
@@ -177,7 +178,7 @@ function reread(
   if ('error' in parsed) return `the rewritten file is not YAML (${parsed.error}): rewrite it by hand`;
   const workload = workloads(parsed)[index];
   if (workload === undefined) return 'the rewritten file has lost a workload: rewrite it by hand';
-  return readPod(workload, settings.namespaces, settings.namespace);
+  return readPod(workload, settings.namespaces, settings.namespace, settings.profile);
 }
 
 /** Why a job container's script, behind a wrapper, would not end with the job's status or would quit itself. */

@@ -17,6 +17,7 @@ import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
 import { ENTRYPOINT_FLAG } from '../../config/tool-flags.ts';
 import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
+import type { Profile } from '../../config/profile.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
@@ -31,6 +32,10 @@ interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
   readonly image: string;
   readonly native: boolean;
+  /** --wrapper: the wrapper even where the profile lets a native sidecar fix the pod. */
+  readonly wrapper?: boolean;
+  /** The cluster as stated; undefined: none (the wrapper, or --native's Istio annotation, as without a profile). */
+  readonly profile?: Profile;
   /** The image mounted as an image volume, instead of an init container copying it into an emptyDir. */
   readonly imageVolume?: boolean;
   readonly namespaces?: InjectedNamespaces;
@@ -140,7 +145,11 @@ export function inject(
     let scriptEdits: readonly ScalarEdit[] = [];
     const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
     if (handRolled && !settings.native) {
-      const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
+      const taken = takeOutHandRolled(source, pod, index, {
+        namespaces: settings.namespaces ?? new Map(),
+        namespace: settings.namespace,
+        ...(settings.profile === undefined ? {} : { profile: settings.profile }),
+      });
       if (taken.kind === 'refused') {
         refuse([taken.why]);
         continue;
@@ -215,10 +224,18 @@ function unfixable(pod: Pod, finding: Finding): string | undefined {
 }
 
 /** Each workload's pod (its scripts parsed once), and --check's findings from them. */
-function readFile(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): { pods: Pod[]; findings: Finding[] } {
+function readFile(
+  source: Source,
+  settings: Pick<InjectSettings, 'namespaces' | 'namespace' | 'profile'>,
+): { pods: Pod[]; findings: Finding[] } {
   const namespaces = settings.namespaces ?? new Map();
-  const pods = workloads(source).map((workload) => readPod(workload, namespaces, settings.namespace));
-  const findings = check(source, { namespaces, ...(settings.namespace === undefined ? {} : { namespace: settings.namespace }) }, pods);
+  const { namespace, profile } = settings;
+  const pods = workloads(source).map((workload) => readPod(workload, namespaces, namespace, profile));
+  const findings = check(
+    source,
+    { namespaces, ...(namespace === undefined ? {} : { namespace }), ...(profile === undefined ? {} : { profile }) },
+    pods,
+  );
   return { pods, findings };
 }
 
@@ -238,7 +255,7 @@ function findingsOf(source: Source, pods: readonly Pod[], findings: readonly Fin
 }
 
 /** --check's findings of SOURCE, each that advises --inject with what --inject does with its pod (none: it leaves it). */
-export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace'>): Finding[] {
+export function advised(source: Source, settings: Pick<InjectSettings, 'namespaces' | 'namespace' | 'profile'>): Finding[] {
   const read = readFile(source, settings);
   const { findings } = read;
   if (!findings.some((finding) => finding.advisesInject)) return findings;
