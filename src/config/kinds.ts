@@ -39,6 +39,8 @@ export interface SidecarKind {
   readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
   /** How a pod template shows it, for --check and --inject (src/manifest/pod/pod.ts reads these). */
   readonly template: TemplateMarkers;
+  /** The install that injects it, which a cluster profile names (`--mesh NAME=VERSION`): src/config/profile.ts reads it. */
+  readonly install?: Install;
   /** The README's table, beside what the listeners and paths say. */
   readonly docs: {
     /** Said after the readiness URL, or instead of it when there is none. */
@@ -49,6 +51,23 @@ export interface SidecarKind {
     readonly forJobs: string;
   };
 }
+
+/**
+ * How an install of a kind (its injector, named by `--mesh NAME=VERSION[:native|classic]`) chooses the form of the
+ * sidecar it adds when the pod does not say: native by default from release `from` (X.Y), where every kubelet is at
+ * `nodes` or newer (a lower bound of the API server's version too); never without `from`, which also means no
+ * install-wide setting makes it native. `source` names the file and function the rule follows.
+ */
+interface Install {
+  readonly name: string;
+  readonly from?: string;
+  readonly nodes?: string;
+  /** The source the rule follows: a file and function, or the open request for a native mode. */
+  readonly source: string;
+}
+
+/** Kubernetes' native sidecars (KEP-753), on by default from 1.29 (beta): the oldest kubelet that runs them. */
+export const NATIVE_SIDECARS_FROM = '1.29';
 
 /** What an injector makes of one setting's value: on, off, its default (unset or ignored), or a pod it refuses. */
 export type Setting = 'on' | 'off' | 'unset' | 'refused';
@@ -167,8 +186,11 @@ interface TemplateMarkers {
   readonly revisionLabel?: string;
   /** An annotation written by the injector itself: the pod is already injected. */
   readonly injectedAnnotation?: string;
-  /** Annotations that make the injected sidecar native when on: the first one present decides. */
-  readonly native?: { readonly keys: readonly string[]; readonly reading: Reading };
+  /**
+   * Annotations that make the injected sidecar native when on: the first one present decides. SINCE: the first
+   * release whose injector reads the first key (what --inject writes).
+   */
+  readonly native?: { readonly keys: readonly string[]; readonly reading: Reading; readonly since: string };
   /** An annotation that, on, means the injector adds only an init container, no sidecar. */
   readonly initOnly?: { readonly annotation: string; readonly reading: Reading };
   /**
@@ -281,7 +303,7 @@ export const SIDECAR_KINDS = [
       inject: { labels: ['sidecar.istio.io/inject'], annotations: ['sidecar.istio.io/inject'], reading: ISTIO_INJECT },
       revisionLabel: 'istio.io/rev',
       injectedAnnotation: 'sidecar.istio.io/status',
-      native: { keys: ['sidecar.istio.io/nativeSidecar'], reading: ISTIO_NATIVE },
+      native: { keys: ['sidecar.istio.io/nativeSidecar'], reading: ISTIO_NATIVE, since: '1.24' },
       settings: ['sidecar.istio.io', 'proxy.istio.io'],
       // Istio's injection webhooks (manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml).
       namespace: [
@@ -293,6 +315,14 @@ export const SIDECAR_KINDS = [
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },
       processes: ['pilot-agent', 'envoy'],
+    },
+    install: {
+      name: 'istio',
+      from: '1.27',
+      nodes: '1.33',
+      source:
+        'istio pkg/kube/inject/webhook.go, detectNativeSidecar: ENABLE_NATIVE_SIDECARS "auto" (the default from 1.27, ' +
+        'pilot/pkg/features/pilot.go) is native only when every node\'s kubelet is 1.33+; "true" or "false" decides alone',
     },
     label: 'proxy',
     listeners: [
@@ -319,13 +349,20 @@ export const SIDECAR_KINDS = [
     template: {
       inject: { labels: [], annotations: ['linkerd.io/inject'], reading: LINKERD_INJECT },
       injectedAnnotation: 'linkerd.io/proxy-version',
-      native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL },
+      native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL, since: '2.20' },
       settings: ['config.linkerd.io', 'config.alpha.linkerd.io', 'config.beta.linkerd.io'],
       // The proxy injector reads linkerd.io/inject on the pod, else on its namespace.
       namespace: [{ annotation: 'linkerd.io/inject', values: LINKERD_INJECT.on }],
       quitSwitch: { annotation: LINKERD_SHUTDOWN, reading: LINKERD_ENABLED, byDefault: false },
       quitMethods: ['POST'],
       processes: ['linkerd2-proxy'],
+    },
+    install: {
+      name: 'linkerd',
+      from: '2.20',
+      source:
+        'linkerd2 charts/linkerd-control-plane/values.yaml, proxy.nativeSidecar (true from 2.20, with no node check), ' +
+        'which pkg/inject/inject.go, ApplyAnnotationOverrides, lets the first native key present override',
     },
     label: 'linkerd-proxy',
     listeners: [{ name: 'admin', port: 4191 }],
@@ -369,6 +406,14 @@ export const SIDECAR_KINDS = [
       processes: ['cloud-sql-proxy', 'cloud_sql_proxy'],
       quitUrlsVariable: 'CSQL_PROXY_QUIT_URLS',
     },
+    install: {
+      name: 'cloud-sql-proxy-operator',
+      from: '1.6',
+      nodes: NATIVE_SIDECARS_FROM,
+      source:
+        'cloud-sql-proxy-operator internal/controller/setup.go, UseSidecar (release 1.6): the proxy goes in initContainers ' +
+        'with restartPolicy: Always whenever the API server is 1.29+',
+    },
     label: 'cloud-sql-proxy',
     ...AUTH_PROXY,
     readyHint: 'the Cloud SQL proxy answers /startup only with --health-check',
@@ -409,6 +454,7 @@ export const SIDECAR_KINDS = [
       quitPort: { annotation: VAULT_PORT },
       processes: ['vault'],
     },
+    install: { name: 'vault-agent', source: 'no native mode: vault-k8s adds a regular container (hashicorp/vault-k8s issue 620, open)' },
     label: 'vault-agent',
     listeners: [{ name: 'agent', port: 8200 }],
     quit: { listener: 0, path: '/agent/v1/quit' },
@@ -444,6 +490,7 @@ export const SIDECAR_KINDS = [
       quitPort: { annotation: DAPR_PORT },
       processes: ['daprd'],
     },
+    install: { name: 'dapr', source: 'no native mode: the injector adds daprd as a regular container (dapr/dapr issue 9422, open)' },
     label: 'daprd',
     listeners: [{ name: 'http', port: 3500 }],
     ready: { listener: 0, path: '/v1.0/healthz/outbound' },
@@ -461,6 +508,10 @@ export const SIDECAR_KINDS = [
       quitSwitch: { annotation: CONSUL_LIFECYCLE, reading: CONSUL_LIFECYCLE_READING, byDefault: true },
       quitPort: { annotation: `${CONSUL_GRACEFUL}-port` },
       processes: ['consul-dataplane'],
+    },
+    install: {
+      name: 'consul-dataplane',
+      source: 'no native mode: consul-k8s adds consul-dataplane as a regular container (hashicorp/consul-k8s issue 3919, open)',
     },
     label: 'consul-dataplane',
     listeners: [{ name: 'lifecycle', port: 20600 }],

@@ -27,6 +27,7 @@ import { basename } from '../script/commands.ts';
 import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES, shellMissing } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
+import type { Profile } from '../../config/profile.ts';
 
 export type { Level };
 
@@ -54,10 +55,11 @@ export function said(finding: Finding): string {
   return `${finding.message} ("${PROGRAM} --inject FILE" refuses this pod: ${verdict.why})`;
 }
 
-/** What a check reads: the file, and each of its pods. */
+/** What a check reads: the file, each of its pods, and the cluster's profile where one is stated. */
 interface Subject {
   readonly source: Source;
   readonly pods: readonly Pod[];
+  readonly profile?: Profile;
 }
 
 /** A finding at a line (a node's, a pair's key's, or a number), at the rule's level unless told. */
@@ -556,7 +558,9 @@ const ROWS = [
             ? pairOf(pod.workload.template, 'spec')?.key
             : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
         const { kind, name, templatePath } = pod.workload;
-        const what = left.map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why})`).join(' and ');
+        const what = left
+          .map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why}${sidecar.formBy === undefined ? '' : `; classic: ${sidecar.formBy}`})`)
+          .join(' and ');
         const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
         const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
         const unreached = pod.jobs
@@ -596,10 +600,48 @@ const ROWS = [
             if (sidecar?.form !== 'native') continue;
             report(
               quit.line,
-              `container ${container.name}: the ${nameOf(sidecar.kind)} runs as a native sidecar (${sidecar.why}), which kubelet stops after the job by itself; ` +
+              `container ${container.name}: the ${nameOf(sidecar.kind)} runs as a native sidecar (${sidecar.formBy ?? sidecar.why}), which kubelet stops after the job by itself; ` +
                 'told to quit, it exits and kubelet restarts it, and traffic fails meanwhile: remove the quit',
             );
           }
+        }
+      }
+    },
+  },
+  {
+    id: 'deprecated-native-key',
+    level: 'info',
+    finds: "under a profile, Linkerd's deprecated config.beta. or config.alpha. key of a native sidecar",
+    check: ({ pods, profile }, report) => {
+      if (profile === undefined) return;
+      const native = kindNamed('linkerd').template.native;
+      const [current, ...deprecated] = native?.keys ?? [];
+      for (const pod of pods) {
+        for (const key of deprecated) {
+          const found = pod.annotations.get(key);
+          if (found === undefined) continue;
+          const beaten = pod.annotations.has(current ?? '') ? `, and ${current} beats it here` : '';
+          report(found.pair, `${key} is deprecated: Linkerd ${native?.since}+ reads ${current} first${beaten}: write ${current} instead`);
+        }
+      }
+    },
+  },
+  {
+    id: 'hold-native',
+    level: 'info',
+    finds: 'under a profile, holdApplicationUntilProxyStarts on a pod whose istio-proxy runs native, where it does nothing',
+    check: ({ pods, profile }, report) => {
+      if (profile === undefined) return;
+      for (const pod of pods) {
+        const istio = pod.sidecars.find((sidecar) => sidecar.kind === ISTIO);
+        if (istio?.form !== 'native') continue;
+        for (const { key, pair, value } of yamlAnnotations(pod)) {
+          if (!scalarsOf(value, HOLD).some((held) => held === true || held === 'true')) continue;
+          report(
+            pair,
+            `${key} sets ${HOLD}, which does nothing for a native ${PROXY_CONTAINER} (${istio.formBy ?? `${NATIVE_KEY}: "true"`}): kubelet starts the job's ` +
+              "containers only after the proxy's startup probe passed (istio/istio issue 59690): remove it",
+          );
         }
       }
     },
@@ -809,18 +851,21 @@ export interface CheckSettings {
   readonly namespaces: InjectedNamespaces;
   /** The namespace of objects that name none. */
   readonly namespace?: string;
+  /** The cluster as stated (--kubernetes, --mesh, the config file); undefined: none. */
+  readonly profile?: Profile;
 }
 
 /** Every finding of one parsed file, in the order of its lines (each once); PODS: its workloads' pods, read already. */
 export function check(
   source: Source,
   settings: CheckSettings = { namespaces: new Map() },
-  pods: readonly Pod[] = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace)),
+  pods: readonly Pod[] = workloads(source).map((workload) => readPod(workload, settings.namespaces, settings.namespace, settings.profile)),
 ): Finding[] {
   const findings: Finding[] = [];
   const seen = new Set<string>();
+  const { profile } = settings;
   for (const row of ROWS as readonly Rule[]) {
-    row.check({ source, pods }, (at, message, level = row.level) => {
+    row.check({ source, pods, ...(profile === undefined ? {} : { profile }) }, (at, message, level = row.level) => {
       const line = typeof at === 'number' ? at : lineOf(source, at as Node | Pair);
       const key = `${line}\0${row.id}\0${message}`;
       if (seen.has(key)) return;
@@ -838,7 +883,40 @@ export function check(
   }
   // Advice gives way to a problem: an info finding on a line that has an error or a warning is not said.
   const faulted = new Set(findings.filter((finding) => finding.level !== 'info').map((finding) => finding.line));
-  return findings.filter((finding) => finding.level !== 'info' || !faulted.has(finding.line)).sort((a, b) => a.line - b.line);
+  const moot = profile === undefined ? new Set<number>() : nativeOnlyLines(source, pods);
+  return findings
+    .filter((finding) => finding.level !== 'info' || !faulted.has(finding.line))
+    .filter((finding) => !(moot.has(finding.line) && (NATIVE_MOOT as readonly string[]).includes(finding.rule)))
+    .sort((a, b) => a.line - b.line);
+}
+
+/**
+ * The rules whose finding is moot in a pod whose every sidecar runs native (as the profile has it): each says the
+ * pod hangs for want of a quit, or that the sidecar is not ready yet, and kubelet does both for a native sidecar;
+ * a quit sent anyway is native-quit's finding.
+ */
+const NATIVE_MOOT = [
+  'quit-skipped-on-failure',
+  'onfailure-quit-always',
+  'quit-only-on-signal',
+  'quit-not-enabled',
+  'quit-wrong-method',
+  'quit-program-missing',
+  'quit-unheard',
+  'wait-after-work',
+] as const satisfies readonly RuleId[];
+
+/** The lines of each pod whose every sidecar runs native. */
+function nativeOnlyLines(source: Source, pods: readonly Pod[]): Set<number> {
+  const lines = new Set<number>();
+  for (const pod of pods) {
+    const known = pod.sidecars.filter((sidecar) => sidecar.known);
+    if (known.length === 0 || known.some((sidecar) => sidecar.form !== 'native')) continue;
+    const [start = 0, , end = start] = pod.workload.object.range ?? [];
+    const last = source.lines.linePos(end).line;
+    for (let line = source.lines.linePos(start).line; line <= last; line++) lines.add(line);
+  }
+  return lines;
 }
 
 /** Programs that are no job: a wrapper that runs one of these wraps nothing. */
@@ -1010,6 +1088,18 @@ function yamlAnnotations(pod: Pod): { key: string; pair: Pair<Node, Node | null>
     }
   }
   return found;
+}
+
+const HOLD = 'holdApplicationUntilProxyStarts';
+const NATIVE_KEY = ISTIO.template.native?.keys[0] ?? '';
+
+/** Every value (a string, a boolean...) under the keys named KEY of a parsed value, at any depth. */
+function scalarsOf(value: unknown, key: string, depth = 0): unknown[] {
+  if (depth > 50 || typeof value !== 'object' || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((item) => scalarsOf(item, key, depth + 1));
+  return Object.entries(value).flatMap(([name, item]) =>
+    name === key && typeof item !== 'object' ? [item] : scalarsOf(item, key, depth + 1),
+  );
 }
 
 /** Every string under the keys named KEY of a parsed value. */

@@ -13,6 +13,8 @@ import { advised, inject } from '../inject/inject.ts';
 import { admissionPolicy } from '../inject/policy.ts';
 import { type CheckSettings, RULE_SUMMARIES } from '../check/rules.ts';
 import { type CheckOutput, type Env, parseFlags, parsePlugin, type Request } from './flags.ts';
+import type { ConfigFiles } from './config-file.ts';
+import { NO_PROFILE } from '../../config/profile.ts';
 import { fails, type Located, textLine, toJson, toSarif } from './report.ts';
 import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
@@ -33,6 +35,8 @@ export interface ManifestIo {
   readonly env?: Env;
   /** The address-space limit and what is mapped now (memory.ts); none without a limit. */
   readonly addressSpace?: () => AddressSpace | undefined;
+  /** Where the config file is looked for and read; none: no config file is read. */
+  readonly configFiles?: ConfigFiles;
 }
 
 const EXIT_FOUND = 1;
@@ -50,12 +54,13 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/;
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
   const plugin = asPlugin(invokedAs);
-  const request = plugin ? parsePlugin(argv, io.env ?? {}) : parseFlags(argv, io.env ?? {});
+  const request = plugin ? parsePlugin(argv, io.env ?? {}, io.configFiles) : parseFlags(argv, io.env ?? {}, io.configFiles);
   if (request.kind === 'help') return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
   if (request.kind === 'error') {
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
   }
+  if (request.profile === undefined) io.stderr(NO_PROFILE);
   if (request.kind === 'policy') {
     const text = admissionPolicy({ ...request, image: request.image ?? `${PROGRAM}:${version}` });
     return write(io, text) === 'failed' ? EXIT_USAGE : 0;
@@ -216,6 +221,7 @@ function runInject(
       inject(source, {
         image: request.image ?? defaultImage,
         native: request.native,
+        wrapper: request.wrapper,
         imageVolume: request.imageVolume,
         ...request.settings,
       }),

@@ -3,7 +3,9 @@
 // into what to run or one line saying what is wrong.
 
 import type { KindName } from '../../config/kinds.ts';
+import { type Mesh, parseKubernetes, parseMesh, type Profile, type Version } from '../../config/profile.ts';
 import {
+  CONFIG_FLAG,
   DEFAULT_THRESHOLD,
   ENTRYPOINT_FLAG,
   type Format,
@@ -21,6 +23,7 @@ import {
 import type { CheckSettings } from '../check/rules.ts';
 import type { LabelSelector } from '../inject/policy.ts';
 import { addInjectedNamespaces } from '../pod/pod.ts';
+import { type ConfigFiles, type ConfigValues, defaultConfig, readConfig } from './config-file.ts';
 import { flagLike, PLUGIN_NAME } from './select.ts';
 import { ruleList } from './suppress.ts';
 
@@ -36,26 +39,31 @@ export interface CheckOutput {
   readonly warnings: readonly string[];
 }
 
-/** What the command line asks for. */
+/** What the command line asks for; PROFILE: the cluster as stated (undefined: none stated, today's assumptions). */
 export type Request =
   | {
       readonly kind: 'check';
       readonly files: readonly string[];
       readonly settings: CheckSettings;
       readonly output: CheckOutput;
+      readonly profile?: Profile;
     }
   | {
       readonly kind: 'inject';
       readonly files: readonly string[];
       readonly image?: string;
       readonly native: boolean;
+      /** --wrapper: the wrapper even where a native sidecar would do. */
+      readonly wrapper: boolean;
       readonly imageVolume: boolean;
       readonly settings: CheckSettings & { readonly entrypoints: ReadonlyMap<string, readonly string[]> };
+      readonly profile?: Profile;
     }
   | {
       readonly kind: 'policy';
       readonly image?: string;
       readonly native: boolean;
+      readonly profile?: Profile;
       readonly imageVolume: boolean;
       readonly version: PolicyVersion;
       readonly namespaceSelector?: LabelSelector;
@@ -130,14 +138,19 @@ const IMAGE_REFERENCE =
   /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
 
 /**
- * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native], in any order; `--flag=value`
- * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`.
+ * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native] ..., in any order; `--flag=value`
+ * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`. FILES:
+ * where the config file is looked for and read (none: no config file is read).
  */
-export function parseFlags(argv: readonly string[], env: Env): Request {
+export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFiles): Request {
   const checks: string[] = [];
   const injects: string[] = [];
   let image: string | undefined;
   let native = false;
+  let wrapper = false;
+  let kubernetes: Version | undefined;
+  const meshes = new Map<string, Mesh>();
+  let configPath: string | undefined;
   let imageVolume = false;
   let policy = false;
   let version: PolicyVersion | undefined;
@@ -166,6 +179,27 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     if (flag === INJECTED_NAMESPACES_FLAG) {
       const problem = addInjectedNamespaces(value, namespaces);
       return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
+    }
+    if (flag === '--kubernetes') {
+      const parsed = parseKubernetes(value);
+      if (typeof parsed === 'string') return { kind: 'error', message: `--kubernetes: ${parsed}` };
+      kubernetes = parsed;
+      return undefined;
+    }
+    if (flag === '--mesh') {
+      const parsed = parseMesh(value);
+      if (typeof parsed === 'string') return { kind: 'error', message: `--mesh: ${parsed}` };
+      meshes.set(parsed.name, parsed);
+      return undefined;
+    }
+    if (flag === CONFIG_FLAG) {
+      if (configPath !== undefined && configPath !== value)
+        return {
+          kind: 'error',
+          message: `${CONFIG_FLAG}: given twice (${JSON.stringify(configPath)}, ${JSON.stringify(value)}): one FILE`,
+        };
+      configPath = value;
+      return undefined;
     }
     if (flag === '--namespace') {
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
@@ -239,6 +273,7 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
       if (inlineValue !== undefined)
         return { kind: 'error', message: `${flag}: takes no value (${JSON.stringify(arg)}): it is on when given` };
       if (flag === '--native') native = true;
+      else if (flag === '--wrapper') wrapper = true;
       else if (flag === TOOL_FLAG.policy) policy = true;
       else imageVolume = true;
     } else if (VALUE_FLAGS[flag] !== undefined) {
@@ -277,12 +312,52 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
   }
   const policyOnly = given.find((flag) => toolsOf(flag).every((owner) => owner === 'policy') && toolsOf(flag).length > 0);
   if (tool === undefined && policyOnly !== undefined) return { kind: 'error', message: `${policyOnly}: goes with ${TOOL_FLAG.policy}` };
+  const config = loadConfig(configPath, files);
+  if (typeof config === 'string') return { kind: 'error', message: config };
+  // What the flags leave unsaid, from the file: a flag beats it (an install by its NAME), and so does the variable.
+  for (const { value, line } of config?.values.get('--kubernetes') ?? []) {
+    const parsed = parseKubernetes(value);
+    if (typeof parsed === 'string') return { kind: 'error', message: `${config?.name}:${line}: kubernetes: ${parsed}` };
+    kubernetes ??= parsed;
+  }
+  for (const { value, line } of config?.values.get('--mesh') ?? []) {
+    const parsed = parseMesh(value);
+    if (typeof parsed === 'string') return { kind: 'error', message: `${config?.name}:${line}: mesh: ${parsed}` };
+    if (!meshes.has(parsed.name)) meshes.set(parsed.name, parsed);
+  }
+  for (const [flag, field] of [
+    ['--format', 'format'],
+    ['--failure-threshold', 'threshold'],
+  ] as const) {
+    for (const { value, line } of config?.values.get(flag) ?? []) {
+      const allowed = VALUE_FLAGS[flag] as string;
+      if (!allowed.split('|').includes(value))
+        return { kind: 'error', message: `${config?.name}:${line}: ${flag.slice(2)}: ${JSON.stringify(value)} is not one of ${allowed}` };
+      chosen[field] ??= value;
+    }
+  }
+  const fileIgnores = config?.values.get(IGNORE_FLAG) ?? [];
+  for (const { value, line } of fileIgnores) {
+    const warning = ruleList(value, '').warnings[0];
+    if (warning !== undefined)
+      return { kind: 'error', message: `${config?.name}:${line}: ignore: ${warning.replace(/^: /, '').replace(/, ignored \(/, ' (')}` };
+  }
+  if (ignoredBy === IGNORE_VARIABLE && env[IGNORE_VARIABLE] === undefined && fileIgnores.length > 0) {
+    ignored.splice(0, ignored.length, ...fileIgnores.map(({ value }) => value));
+    ignoredBy = config?.name ?? IGNORE_VARIABLE;
+  }
+  const profile: Profile | undefined =
+    kubernetes === undefined && meshes.size === 0
+      ? undefined
+      : { ...(kubernetes === undefined ? {} : { kubernetes }), meshes: [...meshes.values()] };
+  const stated = profile === undefined ? {} : { profile };
   if (tool === 'policy') {
     if (image !== undefined && native) return { kind: 'error', message: '--image: --native adds no init container, so it takes no image' };
     if (imageVolume && native)
       return { kind: 'error', message: '--image-volume: --native adds no wrapper, so it mounts no image: use one of the two' };
     return {
       kind: 'policy',
+      ...stated,
       native,
       imageVolume,
       version: version ?? POLICY_VERSIONS[0],
@@ -295,8 +370,9 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     const listed = ruleList(ignored.join(','), ignoredBy);
     return {
       kind: 'check',
+      ...stated,
       files: checks,
-      settings: { namespaces, ...(namespace === undefined ? {} : { namespace }) },
+      settings: { namespaces, ...(namespace === undefined ? {} : { namespace }), ...stated },
       output: {
         format: (chosen.format ?? 'text') as Format,
         threshold: (chosen.threshold ?? DEFAULT_THRESHOLD) as Threshold,
@@ -310,14 +386,31 @@ export function parseFlags(argv: readonly string[], env: Env): Request {
     return { kind: 'error', message: '--image: --inject --native adds no init container, so it takes no image' };
   if (imageVolume && native)
     return { kind: 'error', message: '--image-volume: --inject --native adds no wrapper, so it mounts no image: use one of the two' };
+  if (native && wrapper) return { kind: 'error', message: '--wrapper: --native asks for native sidecars only: use one of the two' };
   return {
     kind: 'inject',
+    ...stated,
     files: injects,
     native,
+    wrapper,
     imageVolume,
     ...(image === undefined ? {} : { image }),
-    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }) },
+    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }), ...stated },
   };
+}
+
+/** The config file's values: FILE of --config, else the default file where there is one; a string saying what is wrong. */
+function loadConfig(path: string | undefined, files: ConfigFiles | undefined): ConfigValues | string | undefined {
+  const chosen = path ?? (files === undefined ? undefined : defaultConfig(files));
+  if (chosen === undefined) return undefined;
+  let text: string | undefined;
+  try {
+    text = files?.read(chosen);
+  } catch (error) {
+    return `${CONFIG_FLAG}: ${chosen}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+  if (text === undefined) return `${CONFIG_FLAG}: ${chosen}: no such file`;
+  return readConfig(chosen, text);
 }
 
 /** The plugin's usage of COMMAND: -f FILE, then its flags of the table. */
@@ -330,7 +423,7 @@ function pluginUsage(command: Tool): string {
 }
 
 /** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native|--image-volume]`, kubectl's way, into the flags. */
-export function parsePlugin(argv: readonly string[], env: Env): Request {
+export function parsePlugin(argv: readonly string[], env: Env, files?: ConfigFiles): Request {
   const [command, ...rest] = argv;
   if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
@@ -362,5 +455,5 @@ export function parsePlugin(argv: readonly string[], env: Env): Request {
   }
   if (!flags.some((flag) => flag.startsWith(`--${command}=`)))
     return { kind: 'error', message: `${command}: needs -f FILE (or -f - for stdin)` };
-  return parseFlags(flags, env);
+  return parseFlags(flags, env, files);
 }

@@ -3,12 +3,26 @@
 // stops past its limit (an endless stdin, /dev/zero): nothing is read whole first.
 
 import { isUtf8 } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
 import { addressSpace } from '../yaml/memory.ts';
 import { toolName } from './select.ts';
+
+/** The most of a config file read: a few lines of settings. */
+const CONFIG_MAX_BYTES = 1 << 20;
 
 /** The process's files; error lines start with the name it was started by (the kubectl plugin's, or ours). */
 export function manifestIo(invokedAs: string): ManifestIo {
@@ -20,6 +34,18 @@ export function manifestIo(invokedAs: string): ManifestIo {
     stderr: (line) => writeStderr(`${prefix}: ${line}\n`),
     env: process.env,
     addressSpace: () => addressSpace(),
+    configFiles: {
+      cwd: process.cwd(),
+      read: (path) => {
+        try {
+          return utf8(readLimited(path, CONFIG_MAX_BYTES));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+          throw error;
+        }
+      },
+      exists: (path) => existsSync(path),
+    },
   };
 }
 

@@ -9,6 +9,7 @@
 
 import type { Scalar } from 'yaml';
 import { QUIT_WORDS } from '../../config/kinds.ts';
+import type { Profile } from '../../config/profile.ts';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
 import { argvOf, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
@@ -72,6 +73,13 @@ export function foldedCommands(container: ContainerFacts): boolean {
   return joins === script.joined.length && (joins > 0 || script.lines.rows.length > 1);
 }
 
+/** Where the pod is read: the namespaces' injection, the file's namespace, the cluster profile. */
+interface HandRolledSettings {
+  readonly namespaces: InjectedNamespaces;
+  readonly namespace?: string | undefined;
+  readonly profile?: Profile;
+}
+
 /**
  * POD's job containers with their hand-rolled quits taken out (and folded scripts made literal), proven; the
  * edits to make, or why not. NAMESPACES and NAMESPACE: as the pod was read.
@@ -80,7 +88,7 @@ export function takeOutHandRolled(
   source: Source,
   pod: Pod,
   podIndex: number,
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: HandRolledSettings,
 ): HandRolled {
   // The `exit 0` after a quit that ends its body goes where the script then ends as it did; else it stays.
   const first = takeOut(source, pod, podIndex, settings, true);
@@ -93,7 +101,7 @@ function takeOut(
   source: Source,
   pod: Pod,
   podIndex: number,
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: HandRolledSettings,
   exits: boolean,
 ): HandRolled {
   const edits: ScalarEdit[] = [];
@@ -170,7 +178,7 @@ function prove(
   source: Source,
   index: number,
   edits: readonly ScalarEdit[],
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: HandRolledSettings,
   rewrites: ReadonlyMap<number, { readonly rewrite: Rewrite; readonly before: ContainerFacts }>,
 ): Pod | string {
   const pod = reread(source, index, edits, settings);
@@ -232,7 +240,7 @@ function reread(
   source: Source,
   index: number,
   edits: readonly ScalarEdit[],
-  settings: { readonly namespaces: InjectedNamespaces; readonly namespace?: string | undefined },
+  settings: HandRolledSettings,
 ): Pod | string {
   let text = '';
   let from = 0;
@@ -245,7 +253,7 @@ function reread(
   if ('error' in parsed) return `the rewritten file is not YAML (${parsed.error}): rewrite it by hand`;
   const workload = workloads(parsed)[index];
   if (workload === undefined) return 'the rewritten file has lost a workload: rewrite it by hand';
-  return readPod(workload, settings.namespaces, settings.namespace);
+  return readPod(workload, settings.namespaces, settings.namespace, settings.profile);
 }
 
 /** Why a job container's script, behind a wrapper, would not end with the job's status or would quit itself. */

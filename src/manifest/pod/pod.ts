@@ -20,6 +20,7 @@ import {
   type SidecarKind,
   settingOn,
 } from '../../config/kinds.ts';
+import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
 import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
@@ -50,6 +51,8 @@ export interface PodSidecar {
   readonly form: 'classic' | 'native';
   /** What shows it: "annotation linkerd.io/inject: enabled", "container cloud-sql-proxy". */
   readonly why: string;
+  /** Why the profile's install gives it this form, where the pod does not say (src/config/profile.ts, installForm). */
+  readonly formBy?: string;
   /** Known from the manifest (a marker, a container, the namespaces flag), or only from a script's request. */
   readonly known: boolean;
   /** Whether its quit endpoint answers: true, false, or undefined when only the cluster's defaults say. */
@@ -130,8 +133,11 @@ const stringMap = (node: unknown): Map<string, { value: string; pair: Pair<Node,
     }),
   );
 
-/** The pod of a workload, read for the rules and --inject. */
-export function readPod(workload: Workload, namespaces: InjectedNamespaces, namespace: string | undefined): Pod {
+/**
+ * The pod of a workload, read for the rules and --inject; PROFILE: the cluster as stated, which gives the form of an
+ * injected sidecar the pod does not choose (undefined: classic, as the manifest alone shows).
+ */
+export function readPod(workload: Workload, namespaces: InjectedNamespaces, namespace: string | undefined, profile?: Profile): Pod {
   const annotations = stringMap(getIn(workload.template, ['metadata', 'annotations']));
   const labels = stringMap(getIn(workload.template, ['metadata', 'labels']));
   const { initContainers, regular } = containersOf(workload);
@@ -140,7 +146,7 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   const sidecars: PodSidecar[] = [];
   const candidates = sidecarCandidates(initContainers, regular);
   for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
-    sidecars.push(...injected(kind, annotations, labels, namespaces, podNamespace));
+    sidecars.push(...injected(kind, annotations, labels, namespaces, podNamespace, profile));
     sidecars.push(...declared(kind, candidates));
   }
   const sidecarNodes = new Set(sidecars.flatMap((sidecar) => (sidecar.container === undefined ? [] : [sidecar.container])));
@@ -164,12 +170,12 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   for (const aimed of [...aims.filter(shows), ...aims.filter((aimed) => !shows(aimed))]) {
     if (aimed.kind === undefined || sidecars.some((sidecar) => sidecar.kind === aimed.kind)) continue;
     const shown = shows(aimed) && !declined(aimed.kind, annotations, labels);
-    sidecars.push(expected(aimed.kind, annotations, shown ? aimed : undefined, sharesProcesses));
+    sidecars.push(expected(aimed.kind, annotations, shown ? aimed : undefined, sharesProcesses, profile));
   }
   for (const container of known) {
     for (const wrapper of [...container.scriptWrappers, ...(container.wrapper === undefined ? [] : [container.wrapper])]) {
       if (wrapper.program === 'linkerd-await' && !sidecars.some((sidecar) => sidecar.kind.name === 'linkerd'))
-        sidecars.push(expected(kindNamed('linkerd'), annotations));
+        sidecars.push(expected(kindNamed('linkerd'), annotations, undefined, false, profile));
     }
   }
   const resolved = containers.map((container) => ({
@@ -234,6 +240,7 @@ function injected(
   labels: Strings,
   namespaces: InjectedNamespaces,
   namespace: string,
+  profile: Profile | undefined,
 ): PodSidecar[] {
   const markers = kind.template;
   let { asked, why } = markedFor(kind, annotations, labels);
@@ -270,7 +277,7 @@ function injected(
   }
   if (asked !== true || why === undefined) return [];
   if (markers.initOnly !== undefined && settingOn(markers.initOnly.reading, annotations.get(markers.initOnly.annotation)?.value)) return [];
-  return [sidecar(kind, nativeByAnnotation(kind, annotations) ? 'native' : 'classic', why, annotations)];
+  return [sidecar(kind, formOf(kind, annotations, profile), why, annotations)];
 }
 
 /** A namespace's name (a DNS label), or * for every namespace. */
@@ -297,9 +304,17 @@ export function addInjectedNamespaces(raw: string, map: Map<KindName, Set<string
   return undefined;
 }
 
-function nativeByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { value: string }>): boolean {
+/** The form of an injected sidecar: the pod's own annotation, on or off, beats the profile's install; neither: classic. */
+function formOf(
+  kind: SidecarKind,
+  annotations: ReadonlyMap<string, { value: string }>,
+  profile: Profile | undefined,
+): Pick<PodSidecar, 'form' | 'formBy'> {
   const native = kind.template.native;
-  return native !== undefined && readFirst(native.keys, native.reading, (key) => annotations.get(key)?.value) === 'on';
+  const setting = native === undefined ? 'unset' : readFirst(native.keys, native.reading, (key) => annotations.get(key)?.value);
+  if (setting === 'on') return { form: 'native' };
+  const install = profile === undefined || setting === 'off' ? undefined : installForm(kind, profile);
+  return install === undefined ? { form: 'classic' } : { form: install.form, formBy: install.why };
 }
 
 /** Whether the pod switches the kind's quit on, from its annotations (undefined: the annotation's default holds). */
@@ -320,13 +335,14 @@ function portByAnnotation(kind: SidecarKind, annotations: ReadonlyMap<string, { 
 
 function sidecar(
   kind: SidecarKind,
-  form: 'classic' | 'native',
+  form: 'classic' | 'native' | Pick<PodSidecar, 'form' | 'formBy'>,
   why: string,
   annotations: ReadonlyMap<string, { value: string }>,
   known = true,
 ): PodSidecar {
   const quitOn = quitOnByAnnotation(kind, annotations);
-  return { kind, form, why, known, quitOn, quitPort: portByAnnotation(kind, annotations) };
+  const formed = typeof form === 'string' ? { form } : form;
+  return { kind, ...formed, why, known, quitOn, quitPort: portByAnnotation(kind, annotations) };
 }
 
 /** Whether a request runs on some way through its script, or in a trap on a signal. */
@@ -338,8 +354,8 @@ export const reached = (aimed: RequestTarget): boolean => {
 const shows = (aimed: RequestTarget): boolean => aimed.what === 'quit' || aimed.request.method === 'SIGNAL';
 
 /** A sidecar no marker shows, that a script waits for, or quits (SHOWN: then the pod has it). */
-function expected(kind: SidecarKind, annotations: Strings, shown?: RequestTarget, sharesProcesses = false): PodSidecar {
-  const form = nativeByAnnotation(kind, annotations) ? 'native' : 'classic';
+function expected(kind: SidecarKind, annotations: Strings, shown?: RequestTarget, sharesProcesses = false, profile?: Profile): PodSidecar {
+  const form = formOf(kind, annotations, profile);
   if (shown === undefined) return sidecar(kind, form, 'its script speaks to it', annotations, false);
   const { program } = shown.request;
   const why =

@@ -91,6 +91,7 @@ export const THEMES = {
   ],
   unwrapped: ['unwrapped'],
   dialect: ['bashism-under-sh'],
+  profile: ['deprecated-native-key', 'hold-native'],
 } as const satisfies Record<string, readonly RuleId[]>;
 
 /** The findings of RULE in a manifest. */
