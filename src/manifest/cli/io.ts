@@ -15,11 +15,36 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
 import { addressSpace } from '../yaml/memory.ts';
 import { toolName } from './select.ts';
+import { type Kubectl, RUN_TIMEOUT_MS } from '../cluster/kubectl.ts';
+
+/** The most of kubectl's output read: a list of every Job of a large cluster fits many times over. */
+const KUBECTL_MAX_BYTES = 1 << 30;
+
+/**
+ * The user's kubectl from PATH, its stdin closed, its output read whole. The tools' work is synchronous; kubectl
+ * is bounded by its --request-timeout, and killed past RUN_TIMEOUT_MS.
+ */
+const kubectl: Kubectl = (args) => {
+  const run = spawnSync('kubectl', args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: RUN_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: KUBECTL_MAX_BYTES,
+  });
+  return {
+    status: run.status,
+    stdout: run.stdout ?? '',
+    stderr: run.stderr ?? '',
+    ...(run.error === undefined ? {} : { error: run.error }),
+  };
+};
 
 /** The most of a config file read: a few lines of settings. */
 const CONFIG_MAX_BYTES = 1 << 20;
@@ -46,6 +71,7 @@ export function manifestIo(invokedAs: string): ManifestIo {
       },
       exists: (path) => existsSync(path),
     },
+    kubectl,
   };
 }
 
