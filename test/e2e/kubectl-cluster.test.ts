@@ -13,6 +13,7 @@ import { PLUGIN_NAME } from '../../src/manifest/cli/select.ts';
 import { cleanEnv, start, WRAPPER } from '../support/process.ts';
 import { type KubeApi, type Recorded, startKubeApi } from '../support/kube-api.ts';
 import { MIXED_CLUSTER } from '../support/clusters.ts';
+import { node } from '../support/cluster-objects.ts';
 import { parseFlags } from '../../src/manifest/cli/flags.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-cluster-'));
@@ -145,6 +146,34 @@ describe('kubectl istio-job-run doctor', { skip, timeout: 5 * TIMEOUT_MS }, () =
     assert.match(result.stdout, /^batch\/job\/nightly-report: error: unwrapped: /m);
     assert.doesNotMatch(result.stdout, /canary-batch\/job\/export: error|payments\/|ledger-sync-29412345/);
     assert.match(result.stdout, /^checked 3 Jobs and 1 CronJob: /m);
+  });
+
+  test('every node 1.33+: the same Istio injects native, and its Job is clean', async () => {
+    const nodes = [node('pool-a-1', 'v1.33.5-gke.1080000'), node('pool-b-1', 'v1.34.1-gke.1040000')];
+    const result = await withApi({ ...MIXED_CLUSTER, objects: { ...MIXED_CLUSTER.objects, nodes } }, (api) =>
+      kubectlPlugin(api, ['doctor', '--context', 'stand-in']),
+    );
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stdout,
+      /^namespace batch: istio injects \(label istio-injection=enabled\): native: istio 1\.28 injects it native: every node is 1\.33\+$/m,
+    );
+    assert.doesNotMatch(result.stdout, /nightly-report/);
+    assert.match(result.stdout, /^default\/job\/db-migrate: error: unwrapped: /m);
+  });
+
+  test("a context the kubeconfig does not have: kubectl's line, exit 2; an option it does not take: a usage line", async () => {
+    const result = await withApi(MIXED_CLUSTER, (api) => kubectlPlugin(api, ['doctor', '--context=elsewhere']));
+    assert.equal(result.code, 2);
+    assert.equal(
+      result.stderr,
+      `${PLUGIN_NAME}: doctor: kubectl get nodes failed (exit 1): Error in configuration: context was not found for specified context: elsewhere\n`,
+    );
+    const usage = await withApi(MIXED_CLUSTER, (api) => kubectlPlugin(api, ['doctor', '-A']));
+    assert.deepEqual(
+      [usage.code, usage.stderr],
+      [2, `${PLUGIN_NAME}: doctor: "-A" is not an option (--context NAME, --kubeconfig FILE) (see ${PLUGIN_NAME} help)\n`],
+    );
   });
 
   test('RBAC refuses the Jobs: one line naming them and the permission, exit 2', async () => {

@@ -49,11 +49,14 @@ export interface ClusterProfile {
 /** Istio's ENABLE_NATIVE_SIDECARS as the setting of `--mesh istio=X.Y:SETTING`: "auto" and unset leave it to the release. */
 function istioSetting(setting: EnvSetting): { setting?: MeshSetting; said: string; note?: string } {
   if (setting === undefined) return { said: `${ISTIO_NATIVE_VARIABLE} unset` };
-  if ('from' in setting) return { said: `${ISTIO_NATIVE_VARIABLE} from valueFrom`, note: 'its value comes from elsewhere: not read' };
+  if ('from' in setting) return { said: `${ISTIO_NATIVE_VARIABLE} from valueFrom`, note: 'is set from valueFrom, which is not read' };
   if (setting.value === 'true') return { setting: 'native', said: `${ISTIO_NATIVE_VARIABLE}=true` };
   if (setting.value === 'false') return { setting: 'classic', said: `${ISTIO_NATIVE_VARIABLE}=false` };
   if (setting.value === 'auto') return { said: `${ISTIO_NATIVE_VARIABLE}=auto` };
-  return { said: `${ISTIO_NATIVE_VARIABLE}=${JSON.stringify(setting.value)}`, note: 'a value other than true, false or auto: not read' };
+  return {
+    said: `${ISTIO_NATIVE_VARIABLE}=${JSON.stringify(setting.value)}`,
+    note: `is ${JSON.stringify(setting.value)}, not true, false or auto`,
+  };
 }
 
 /** An istiod as the profile's mesh, or the note why it cannot be one. */
@@ -91,7 +94,11 @@ export function readProfile(objects: ReadonlyMap<string, readonly KubeObject[]>)
     else {
       meshes.push(mesh);
       const { note } = istioSetting(chosen.nativeSidecars);
-      if (note !== undefined) notes.push(`istiod ${chosen.namespace}/${chosen.name}: ${ISTIO_NATIVE_VARIABLE} ${note}`);
+      if (note !== undefined)
+        notes.push(
+          `istiod ${chosen.namespace}/${chosen.name}: ${ISTIO_NATIVE_VARIABLE} ${note}: the release's default is written; ` +
+            'state the setting with --mesh istio=X.Y:native or :classic',
+        );
     }
     for (const other of others)
       notes.push(
