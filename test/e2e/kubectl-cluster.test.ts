@@ -142,10 +142,18 @@ describe('kubectl istio-job-run doctor', { skip, timeout: 5 * TIMEOUT_MS }, () =
     );
     assert.match(result.stdout, /^namespace canary-batch: istio injects \(label istio\.io\/rev=canary\): native: /m);
     assert.match(result.stdout, /^namespace payments: linkerd injects \(annotation linkerd\.io\/inject=enabled\): native: /m);
+    assert.match(
+      result.stdout,
+      /^namespace payments-legacy: linkerd injects \(annotation linkerd\.io\/inject=enabled\): classic: the namespace's config\.linkerd\.io\/proxy-enable-native-sidecar: "false", which the injector copies to the pods there$/m,
+    );
+    assert.match(
+      result.stdout,
+      /^payments-legacy\/cronjob\/statement-export: error: unwrapped: CronJob statement-export gets a classic linkerd-proxy /m,
+    );
     assert.match(result.stdout, /^namespace ambient-apps: istio: no sidecar \(label istio\.io\/dataplane-mode=ambient/m);
     assert.match(result.stdout, /^batch\/job\/nightly-report: error: unwrapped: /m);
     assert.doesNotMatch(result.stdout, /canary-batch\/job\/export: error|payments\/|ledger-sync-29412345/);
-    assert.match(result.stdout, /^checked 3 Jobs and 1 CronJob: /m);
+    assert.match(result.stdout, /^checked 3 Jobs and 2 CronJobs: /m);
   });
 
   test('every node 1.33+: the same Istio injects native, and its Job is clean', async () => {

@@ -1,6 +1,7 @@
 // Whole clusters of recorded objects (cluster-objects.ts) for the stand-in API server: a mixed one, whose one
 // 1.32 node keeps Istio's default revision classic while a canary revision is set native, with Linkerd 2.20 and
-// the cloud-sql-proxy-operator, and Jobs and CronJobs of each kind in their namespaces.
+// the cloud-sql-proxy-operator, a namespace that opts out of Linkerd's native sidecar, and Jobs and CronJobs of each
+// kind in their namespaces.
 
 import {
   cloudSqlProxyOperator,
@@ -36,6 +37,7 @@ export const MIXED_CLUSTER: Recorded = {
       namespace('batch', { 'istio-injection': 'enabled' }),
       namespace('canary-batch', { 'istio.io/rev': 'canary' }),
       namespace('payments', {}, { 'linkerd.io/inject': 'enabled' }),
+      namespace('payments-legacy', {}, { 'linkerd.io/inject': 'enabled', 'config.linkerd.io/proxy-enable-native-sidecar': 'false' }),
       namespace('ambient-apps', { 'istio.io/dataplane-mode': 'ambient' }),
       namespace('shop'),
     ],
@@ -52,6 +54,11 @@ export const MIXED_CLUSTER: Recorded = {
         ],
       }),
     ],
-    cronjobs: [cronJob('payments', 'ledger-sync', '*/15 * * * *', { containers: [container('sync', 'registry.example/ledger:1.4')] })],
+    cronjobs: [
+      cronJob('payments', 'ledger-sync', '*/15 * * * *', { containers: [container('sync', 'registry.example/ledger:1.4')] }),
+      cronJob('payments-legacy', 'statement-export', '0 3 * * *', {
+        containers: [container('export', 'registry.example/statements:0.9', { command: ['/app/export', '--month'] })],
+      }),
+    ],
   },
 };

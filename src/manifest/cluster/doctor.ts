@@ -4,10 +4,11 @@
 // --check over every Job and CronJob of the cluster under the same profile, each in its namespace. The form comes
 // from the profile model (src/config/profile.ts, installForm); nothing here decides one.
 
-import { type Mesh, type Profile, installForm, versionText } from '../../config/profile.ts';
+import { installForm, type Mesh, type Profile, versionText } from '../../config/profile.ts';
 import { type KindName, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { said } from '../check/rules.ts';
 import { advised } from '../inject/inject.ts';
+import { formOf } from '../pod/pod.ts';
 import { parseSource } from '../yaml/source.ts';
 import { istiodsOf, type KubeObject, namespacesOf, type NamespaceFacts } from './facts.ts';
 import type { Read } from './kubectl.ts';
@@ -41,6 +42,18 @@ function sidecarless(kind: SidecarKind, namespace: NamespaceFacts): string | und
   if (marker === undefined) return undefined;
   const value = namespace.labels[marker.key];
   return value === marker.value ? `label ${marker.key}=${value}` : undefined;
+}
+
+/**
+ * The native keys of KIND that NAMESPACE carries and KIND's injector copies onto the pods there that lack them
+ * (Linkerd's), as a pod's annotations.
+ */
+function inherited(kind: SidecarKind, namespace: NamespaceFacts): Map<string, { value: string }> {
+  const native = kind.template.native;
+  if (native?.fromNamespace !== true) return new Map();
+  return new Map(
+    native.keys.flatMap((key) => (namespace.annotations[key] === undefined ? [] : [[key, { value: namespace.annotations[key] }]])),
+  );
 }
 
 /** How one namespace stands: for each kind its injector adds there, the marker, the form and why. */
@@ -82,21 +95,39 @@ function standing(cluster: ClusterProfile, istiods: ReturnType<typeof istiodsOf>
       continue;
     }
     injecting.push(kind.name as KindName);
-    const form = installForm(kind, profile);
-    if (form === undefined) {
-      lines.push(`${kind.name} injects (${by}), but no ${kind.name} install was found: its form is unknown (classic assumed)`);
-      continue;
-    }
-    lines.push(`${kind.name} injects (${by}): ${form.form}: ${form.why}${form.floor === true ? floorNode(cluster) : ''}`);
+    const annotations = inherited(kind, namespace);
+    const { form, formBy } = formOf(kind, annotations, profile);
+    const [key, setting] = [...annotations][0] ?? [];
+    const why =
+      formBy ??
+      (key === undefined
+        ? `no ${kind.name} install was found, so its form is not known: taken as classic`
+        : `the namespace's ${key}: "${setting?.value}", which the injector copies to the pods there`);
+    const floor = formBy !== undefined && installForm(kind, profile)?.floor === true ? floorNode(cluster) : '';
+    lines.push(`${kind.name} injects (${by}): ${form}: ${why}${floor}`);
   }
   return { namespace, profile, lines, injecting };
 }
 
-/** The object without what the check never reads (status, managedFields), as the text --check reads. */
-function manifestText(object: KubeObject): string {
+/**
+ * The object as the text --check reads, without what it never reads (status, managedFields), and with the keys its
+ * namespace's injectors copy onto its pods (inherited) in its pod template where it lacks them.
+ */
+function manifestText(object: KubeObject, namespace: NamespaceFacts | undefined): string {
   const { status: _status, ...rest } = object;
   const { managedFields: _fields, ...metadata } = (object.metadata ?? {}) as Record<string, unknown>;
-  return `${JSON.stringify({ ...rest, metadata }, null, 2)}\n`;
+  const copy = JSON.parse(JSON.stringify({ ...rest, metadata })) as Record<string, Record<string, unknown>>;
+  const spec =
+    object.kind === 'CronJob' ? (copy.spec?.jobTemplate as Record<string, Record<string, unknown>> | undefined)?.spec : copy.spec;
+  const template = spec?.template as { metadata?: { annotations?: Record<string, string> } } | undefined;
+  if (namespace !== undefined && template !== undefined)
+    for (const kind of SIDECAR_KINDS as readonly SidecarKind[])
+      for (const [key, { value }] of inherited(kind, namespace)) {
+        template.metadata ??= {};
+        template.metadata.annotations ??= {};
+        template.metadata.annotations[key] ??= value;
+      }
+  return `${JSON.stringify(copy, null, 2)}\n`;
 }
 
 /** A Job made by a CronJob: the CronJob is checked instead. */
@@ -142,8 +173,9 @@ export function doctor(cluster: ClusterProfile, objects: ReadonlyMap<string, rea
   for (const object of workloads) {
     const ns = object.metadata?.namespace ?? 'default';
     const name = `${ns}/${(object.kind ?? 'object').toLowerCase()}/${object.metadata?.name ?? '?'}`;
-    const source = parseSource(name, manifestText(object));
-    const nsProfile = standings.find((item) => item.namespace.name === ns)?.profile ?? profile;
+    const stood = standings.find((item) => item.namespace.name === ns);
+    const source = parseSource(name, manifestText(object, stood?.namespace));
+    const nsProfile = stood?.profile ?? profile;
     if ('error' in source) {
       out.push(`${name}: not read: ${source.error}`);
       continue;
