@@ -113,7 +113,7 @@ export const TOOL_FLAGS: readonly ToolFlag[] = [
     flag: '--image-volume',
     tools: REWRITES,
     help:
-      'mount IMAGE read-only as an image volume and run it from there: nothing copied per pod (Kubernetes 1.35+, or 1.31+ ' +
+      'mount IMAGE read-only as an image volume and run it from there: nothing copied per pod (Kubernetes 1.36+, where image volumes are GA; 1.35; 1.31+ ' +
       'with the ImageVolume feature gate; containerd 2.1+ or CRI-O 1.31+)',
   },
   {

@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { HELM_ARCH, HELM_PLUGIN, helmPluginYaml, layHelmPlugin } from '../../scripts/helm-plugin.ts';
 import { FILENAME_ANNOTATION, filesOf, loadPostRenderer, platformCommand, postRender } from '../support/helm.ts';
-import { MIGRATE_JOB } from '../support/manifest.ts';
+import { MIGRATE_JOB, unprofiled } from '../support/manifest.ts';
 import { cleanEnv, root } from '../support/process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-helm-'));
@@ -117,7 +117,7 @@ describe('helm install NAME CHART --post-renderer istio-job-run', () => {
     const lines = (text: string) => text.split('\n').filter((line) => line.includes(FILENAME_ANNOTATION));
     assert.deepEqual(lines(rendered.manifests), lines(STREAM));
     assert.deepEqual(filesOf(rendered.manifests), filesOf(STREAM), 'splitAndDeannotate puts each document back in its file');
-    assert.equal(rendered.stderr, '');
+    assert.equal(unprofiled(rendered.stderr), '');
     for (const doc of parseAllDocuments(rendered.manifests)) assert.deepEqual(doc.errors, []);
   });
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { PLUGIN_NAME } from '../../src/manifest/cli/select.ts';
 import { cleanEnv, type Finished, PLAIN_EXECUTABLE, start, WRAPPER } from '../support/process.ts';
-import { MIGRATE_JOB } from '../support/manifest.ts';
+import { MIGRATE_JOB, unprofiled } from '../support/manifest.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-manifest-hostile-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -51,7 +51,7 @@ describe('TERM, INT and HUP end the tools at once, with 128+N', () => {
         const result = await running.finished;
         assert.equal(status(result), code, result.stderr);
         if (executable === WRAPPER) assert.equal(result.code, code, 'the launcher exits with 128+N');
-        assert.equal(result.stderr, '');
+        assert.equal(unprofiled(result.stderr), '');
       });
     }
     test(`${what}: --inject - (a post-renderer) while it parses a large file, TERM: 143, nothing written`, async () => {

@@ -1,6 +1,14 @@
 // A YAML text as the manifest tools parse it, for their tests.
 
+import { NO_PROFILE } from '../../src/config/profile.ts';
 import { parseSource, type Source } from '../../src/manifest/yaml/source.ts';
+
+/** A tool's stderr without the line a run that states no cluster profile says once: tests of other things leave it out. */
+export const unprofiled = (stderr: string): string =>
+  stderr
+    .split('\n')
+    .filter((line) => !line.endsWith(NO_PROFILE))
+    .join('\n');
 
 export function source(text: string, name = 'test.yaml'): Source {
   const parsed = parseSource(name, text);

@@ -27,6 +27,7 @@ import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '
 import { type Workload, workloads } from '../yaml/workloads.ts';
 import { execArgsQuit, statusLost, foldedCommands, handQuits, type HandRolled, type ScalarEdit, takeOutHandRolled } from './hand-rolled.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
+import { addNativeSidecars, planFor } from './native.ts';
 
 interface InjectSettings {
   /** The image whose ENTRYPOINT is `istio-job-run --install` (docker/Dockerfile). */
@@ -81,12 +82,12 @@ const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
   handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
 
 /** What --inject says it did to a script it took a quit out of. */
-function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean): string[] {
+function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean, native = false): string[] {
   const notes: string[] = [];
-  if (taken.lines.length > 0)
-    notes.push(
-      `${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${PROGRAM} quits after the job ${onFailure ? 'succeeded (--quit on-success: OnFailure retries in the same pod)' : 'on every way out'}`,
-    );
+  const by = native
+    ? 'kubelet stops the native sidecar after the job'
+    : `${PROGRAM} quits after the job ${onFailure ? 'succeeded (--quit on-success: OnFailure retries in the same pod)' : 'on every way out'}`;
+  if (taken.lines.length > 0) notes.push(`${where}: took out the script's own quit (line ${[...new Set(taken.lines)].join(', ')}): ${by}`);
   for (const name of taken.folded)
     notes.push(`${where}: container ${name}'s folded script (>) written as a literal block (|) of the same lines`);
   return notes;
@@ -133,8 +134,10 @@ export function inject(
       notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
       continue;
     }
+    // --native without a profile: only Istio's annotation, nothing else touched.
+    const legacyNative = settings.native && settings.profile === undefined;
     // A script its own shell ends otherwise than bash would: no wrapper changes that.
-    const dialect = settings.native ? undefined : errors.find((finding) => finding.rule === 'bashism-under-sh');
+    const dialect = legacyNative ? undefined : errors.find((finding) => finding.rule === 'bashism-under-sh');
     if (dialect !== undefined) {
       refuse([
         `--check finds bashism-under-sh on line ${dialect.line}: the script's own shell ends it otherwise than bash would, which a wrapper does not change: run it with bash or write the POSIX form, then --inject`,
@@ -143,8 +146,9 @@ export function inject(
     }
     let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
     let scriptEdits: readonly ScalarEdit[] = [];
+    let takenOut: Extract<HandRolled, { kind: 'rewritten' }> | undefined;
     const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
-    if (handRolled && !settings.native) {
+    if (handRolled && !legacyNative) {
       const taken = takeOutHandRolled(source, pod, index, {
         namespaces: settings.namespaces ?? new Map(),
         namespace: settings.namespace,
@@ -156,7 +160,7 @@ export function inject(
       }
       left = taken.left;
       scriptEdits = taken.edits;
-      notes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
+      takenOut = taken;
     } else {
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
@@ -165,7 +169,15 @@ export function inject(
         continue;
       }
     }
-    const lost = handRolled || settings.native ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
+    // Native first where the profile lets every sidecar left be native; else the wrapper (or, --native, refused).
+    const plan = planFor(pod, left, settings);
+    if (plan.fix === 'refuse') {
+      refuse(plan.why);
+      continue;
+    }
+    const nativeFix = legacyNative || plan.fix === 'native';
+    if (takenOut !== undefined) notes.push(...handRolledNotes(where, takenOut, workload.restartPolicy === 'OnFailure', nativeFix));
+    const lost = handRolled || nativeFix ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
     if (lost !== undefined && left.length > 0) {
       refuse([lost]);
       continue;
@@ -176,9 +188,9 @@ export function inject(
         notes.push(`${where}: left as it is: --check's ${other.rule} (line ${other.line}) is not for a wrapper to fix: see its advice`);
       continue;
     }
-    if (settings.native && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
+    if (legacyNative && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
     // A wait whose program the image lacks never ends, and --inject takes out only quits.
-    const hanging = settings.native ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
+    const hanging = nativeFix ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
     if (hanging !== undefined) {
       refuse([
         `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
@@ -188,13 +200,17 @@ export function inject(
     editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
     const guarded = new GuardedEditor(editor, shared, source);
     // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
-    const execQuits = settings.native || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
+    const execQuits = nativeFix || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
     if (execQuits.length > 0)
       notes.push(
         `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
       );
     for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
-    const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
+    const refusals = legacyNative
+      ? addNative(guarded, workload)
+      : plan.fix === 'native'
+        ? makeNative(guarded, source, pod, left, (note) => notes.push(`${where}: ${note}`))
+        : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
     if (refusals.length > 0) refuse([...new Set(refusals)]);
     else {
@@ -352,6 +368,18 @@ const emptyValue = (node: unknown): boolean =>
 const DEPTH = { podSpec: 0, podList: 1, container: 2, containerList: 3, template: 0, metadata: 1, annotations: 2 } as const;
 
 export const NATIVE_ANNOTATION = ISTIO.template.native?.keys[0] ?? '';
+
+/** The profile's native fix of LEFT (native.ts): each switch set, each declared container moved, and said. */
+function makeNative(editor: GuardedEditor, source: Source, pod: Pod, left: readonly PodSidecar[], note: (line: string) => void): string[] {
+  const done = addNativeSidecars(editor, source, pod, left);
+  if (done.problems.length > 0) return [...done.problems];
+  const switches = Object.entries(done.annotations);
+  if (switches.length > 0) addAnnotations(editor, pod.workload, done.annotations);
+  for (const [key] of switches) note(`set ${key}: "true": its sidecar runs native (kubelet stops it after the job)`);
+  for (const name of done.moved)
+    note(`moved container ${name} to initContainers with restartPolicy: Always: a native sidecar, which kubelet stops after the job`);
+  return [];
+}
 
 function addNative(editor: GuardedEditor, workload: Workload): string[] {
   const metadataPair = pairOf(workload.template, 'metadata');

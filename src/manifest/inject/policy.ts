@@ -14,6 +14,7 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
+import { installForm, type Profile } from '../../config/profile.ts';
 import type { PolicyVersion } from '../../config/tool-flags.ts';
 import { INITS, WRAPPERS } from '../script/commands.ts';
 import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
@@ -54,6 +55,8 @@ export interface PolicySettings {
   readonly namespaceSelector?: LabelSelector;
   /** Namespaces whose pods get a kind of sidecar, by name (--injected-namespaces), beside their labels. */
   readonly namespaces: InjectedNamespaces;
+  /** The cluster as stated: the form of a sidecar the pod does not choose (none: classic). */
+  readonly profile?: Profile;
 }
 
 /** A CEL string literal (CEL's double-quoted strings take JSON's escapes). */
@@ -260,12 +263,19 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
       ? 'false'
       : `${annotations}.exists(k, !(k in ${strs(inject?.annotations ?? [])}) && k.matches(${str(`^([^/]*\\.)?${anyOf(domains)}/`)}))`;
   const native = markers.native;
+  // Under a profile, a pod that does not say takes its install's form (pod.ts, formOf), a key it ignores too.
+  // (Classic by its install, the expression is the one without a profile: an unset key reads as classic either way.)
+  const byInstall = settings.profile !== undefined && installForm(kind, settings.profile)?.form === 'native' ? 'true' : undefined;
+  const read = (key: string): string => setting(native?.reading as Reading, `${annotations}[${str(key)}]`);
   const nativeOn =
     native === undefined
-      ? 'false'
+      ? (byInstall ?? 'false')
       : native.keys.reduceRight(
-          (rest, key) => `(${str(key)} in ${annotations} ? ${setting(native.reading, `${annotations}[${str(key)}]`)} == 'on' : ${rest})`,
-          'false',
+          (rest, key) =>
+            byInstall === undefined
+              ? `(${str(key)} in ${annotations} ? ${read(key)} == 'on' : ${rest})`
+              : `(${str(key)} in ${annotations} ? (${read(key)} == 'on' ? true : ${read(key)} == 'off' ? false : ${byInstall}) : ${rest})`,
+          byInstall ?? 'false',
         );
   const asked = `(${marked} == 'on' || ${revision} || ${injected})`;
   const status =
