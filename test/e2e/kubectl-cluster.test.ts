@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -38,6 +38,34 @@ interface Result {
 async function kubectlPlugin(api: Pick<KubeApi, 'kubeconfig' | 'dir'>, args: readonly string[], path = PATH): Promise<Result> {
   const env = cleanEnv({ PATH: path, KUBECONFIG: api.kubeconfig, HOME: api.dir });
   return start('kubectl', ['istio-job-run', ...args], { env, timeoutMs: TIMEOUT_MS }).finished;
+}
+
+/** A process's command name (/proc/PID/comm); '' once it is gone. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Every process below PID, from each process's parent in /proc/N/stat. */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = [...parents].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    below.push(...frontier);
+  }
+  return below;
 }
 
 /** The profile --check reads from TEXT as its config file. */
@@ -111,6 +139,24 @@ describe('kubectl istio-job-run profile', { skip, timeout: 5 * TIMEOUT_MS }, () 
       `${PLUGIN_NAME}: profile: kubectl is not on PATH: profile and doctor read the cluster through it (install kubectl: ` +
         'https://kubernetes.io/docs/tasks/tools/)\n',
     );
+  });
+
+  test('TERM while kubectl waits on the server: kubectl and what it started end too, then the plugin by TERM', async () => {
+    await withApi({ ...MIXED_CLUSTER, hang: ['nodes'] }, async (api) => {
+      const env = cleanEnv({ PATH, KUBECONFIG: api.kubeconfig, HOME: api.dir });
+      const running = start('kubectl', ['istio-job-run', 'profile'], { env, timeoutMs: TIMEOUT_MS });
+      await api.requested(/^GET \/api\/v1\/nodes\?/);
+      const kubectls = descendants(running.pid).filter((pid) => commandOf(pid).startsWith('kubectl'));
+      assert.notEqual(kubectls.length, 0, 'no kubectl under the plugin');
+      running.process.kill('SIGTERM');
+      const result = await running.finished;
+      assert.deepEqual([result.code, result.stdout], [143, '']);
+      assert.deepEqual(
+        kubectls.filter((pid) => existsSync(`/proc/${pid}`)),
+        [],
+        'a kubectl the plugin started outlived it',
+      );
+    });
   });
 
   test("a server that is not there: kubectl's own line, exit 2", async () => {

@@ -7,7 +7,7 @@
 // recorded, so a test can wait on a count instead of a time.
 
 import { execFileSync } from 'node:child_process';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
@@ -59,6 +59,8 @@ export interface Recorded {
   readonly objects: Readonly<Record<string, readonly KubeObject[]>>;
   /** The resources the user may not list: each list of one is answered 403. */
   readonly forbidden?: readonly string[];
+  /** The resources whose lists are never answered (a server that hangs): the connection stays open until close(). */
+  readonly hang?: readonly string[];
   /** The server's version (GET /version). */
   readonly gitVersion?: string;
 }
@@ -72,6 +74,8 @@ export interface KubeApi {
   readonly user: string;
   /** Every request, as METHOD PATH?QUERY, in order. */
   readonly requests: string[];
+  /** Resolves once a request matching PATTERN has come (at once if one has). */
+  requested(pattern: RegExp): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -205,11 +209,13 @@ function list(recorded: Recorded, path: string, query: URLSearchParams): { code:
 export async function startKubeApi(recorded: Recorded): Promise<KubeApi> {
   const dir = mkdtempSync(join(tmpdir(), 'kube-api-'));
   const requests: string[] = [];
+  const arrivals = new EventEmitter();
   try {
     const { cert, key, certFile } = selfSigned(dir);
     const server = createServer({ cert, key }, (request: IncomingMessage, response: ServerResponse) => {
       const url = new URL(request.url ?? '/', 'https://stand-in');
       requests.push(`${request.method} ${url.pathname}${url.search}`);
+      arrivals.emit('request');
       if (request.headers.authorization !== `Bearer ${TOKEN}`) return send(response, 401, status(401, 'Unauthorized', 'Unauthorized'));
       if (request.method !== 'GET') return send(response, 405, status(405, 'MethodNotAllowed', 'the server does not allow this method'));
       if (url.pathname === '/version') {
@@ -217,6 +223,7 @@ export async function startKubeApi(recorded: Recorded): Promise<KubeApi> {
         const [, major = '1', minor = '33'] = /^v(\d+)\.(\d+)/.exec(gitVersion) ?? [];
         return send(response, 200, { major, minor, gitVersion, platform: 'linux/amd64' });
       }
+      if (RESOURCES.some((resource) => recorded.hang?.includes(resource.name) && url.pathname.endsWith(`/${resource.name}`))) return;
       const found = discovery(url.pathname) ?? list(recorded, url.pathname, url.searchParams);
       if (found === undefined) return send(response, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
       if ('code' in found && 'body' in found) return send(response, found.code as number, found.body);
@@ -233,6 +240,9 @@ export async function startKubeApi(recorded: Recorded): Promise<KubeApi> {
       server: address,
       user: USER,
       requests,
+      requested: async (pattern) => {
+        while (!requests.some((line) => pattern.test(line))) await once(arrivals, 'request');
+      },
       close: async () => {
         server.closeAllConnections();
         server.close();

@@ -62,9 +62,10 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
   if (plugin && isClusterCommand(command)) {
     if (rest.includes('--help') || rest.includes('-h')) return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
     let failed = false;
-    const code = runCluster(command, rest, {
+    const code = await runCluster(command, rest, {
       kubectl:
-        io.kubectl ?? (() => ({ status: null, stdout: '', stderr: '', error: Object.assign(new Error('no kubectl'), { code: 'ENOENT' }) })),
+        io.kubectl ??
+        (async () => ({ status: null, stdout: '', stderr: '', error: Object.assign(new Error('no kubectl'), { code: 'ENOENT' }) })),
       stdout: (text) => {
         failed ||= write(io, text) === 'failed';
       },

@@ -52,14 +52,14 @@ function parseTarget(command: ClusterCommand, args: readonly string[]): Target |
 }
 
 /** Runs `profile` or `doctor` with their arguments; returns the exit code. */
-export function runCluster(command: ClusterCommand, args: readonly string[], io: ClusterIo): number {
+export async function runCluster(command: ClusterCommand, args: readonly string[], io: ClusterIo): Promise<number> {
   const target = parseTarget(command, args);
   if (typeof target === 'string') {
     io.stderr(`${target} (see ${PLUGIN_NAME} help)`);
     return EXIT_TOOL_USAGE;
   }
   const reads: readonly Read[] = command === 'profile' ? PROFILE_READS : [...PROFILE_READS, ...DOCTOR_READS];
-  const { objects, problems } = listAll(io.kubectl, reads, target);
+  const { objects, problems } = await listAll(io.kubectl, reads, target);
   if (problems.length > 0) {
     for (const problem of problems) io.stderr(`${command}: ${problem}`);
     return EXIT_TOOL_USAGE;

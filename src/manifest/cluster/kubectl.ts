@@ -15,7 +15,7 @@ interface KubectlRun {
   readonly error?: NodeJS.ErrnoException;
 }
 
-export type Kubectl = (args: readonly string[]) => KubectlRun;
+export type Kubectl = (args: readonly string[]) => Promise<KubectlRun>;
 
 /** A read of one resource: its plural name, its API group ('' the core group), and where. */
 export interface Read {
@@ -76,9 +76,9 @@ function kubectlSays(stderr: string): string {
   return lines.at(-1) ?? stderr.trim().split('\n').at(-1) ?? '';
 }
 
-function list(kubectl: Kubectl, read: Read, target: Target): Listed {
+async function list(kubectl: Kubectl, read: Read, target: Target): Promise<Listed> {
   const args = kubectlArgs(read, target);
-  const run = kubectl(args);
+  const run = await kubectl(args);
   const what = `kubectl get ${args[args.indexOf('get') + 1]}`;
   if (run.error?.code === 'ENOENT')
     return {
@@ -109,15 +109,15 @@ function list(kubectl: Kubectl, read: Read, target: Target): Listed {
 }
 
 /** Every read, in order: the objects of each by its resource, or the lines of those refused, or the failure that stopped them. */
-export function listAll(
+export async function listAll(
   kubectl: Kubectl,
   reads: readonly Read[],
   target: Target,
-): { readonly objects: ReadonlyMap<string, readonly KubeObject[]>; readonly problems: readonly string[] } {
+): Promise<{ readonly objects: ReadonlyMap<string, readonly KubeObject[]>; readonly problems: readonly string[] }> {
   const objects = new Map<string, readonly KubeObject[]>();
   const problems: string[] = [];
   for (const read of reads) {
-    const listed = list(kubectl, read, target);
+    const listed = await list(kubectl, read, target);
     if (listed.kind === 'failed') return { objects, problems: [listed.line] };
     if (listed.kind === 'refused') problems.push(listed.line);
     else objects.set(read.group === '' ? read.resource : `${read.resource}.${read.group}`, listed.objects);
