@@ -159,6 +159,25 @@ describe('kubectl istio-job-run profile', { skip, timeout: 5 * TIMEOUT_MS }, () 
     });
   });
 
+  test("credentials the server does not take: kubectl's line, exit 2; --help: the usage, with both commands", async () => {
+    const result = await withApi(MIXED_CLUSTER, async (api) => {
+      spawnSync('sed', ['-i', 's/token: stand-in-token/token: expired/', api.kubeconfig]);
+      return kubectlPlugin(api, ['profile']);
+    });
+    assert.deepEqual(
+      [result.code, result.stdout, result.stderr],
+      [
+        2,
+        '',
+        `${PLUGIN_NAME}: profile: kubectl get nodes failed (exit 1): error: You must be logged in to the server (the server has asked for the client to provide credentials)\n`,
+      ],
+    );
+    const help = await withApi(MIXED_CLUSTER, (api) => kubectlPlugin(api, ['doctor', '--help']));
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, new RegExp(`^ {7}${PLUGIN_NAME} profile \\[--context NAME\\] \\[--kubeconfig FILE\\]$`, 'm'));
+    assert.match(help.stdout, new RegExp(`^ {7}${PLUGIN_NAME} doctor \\[--context NAME\\] \\[--kubeconfig FILE\\]$`, 'm'));
+  });
+
   test("a server that is not there: kubectl's own line, exit 2", async () => {
     const api = await startKubeApi(MIXED_CLUSTER);
     const dir = mkdtempSync(join(scratch, 'gone-'));
