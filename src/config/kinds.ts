@@ -188,9 +188,15 @@ interface TemplateMarkers {
   readonly injectedAnnotation?: string;
   /**
    * Annotations that make the injected sidecar native when on: the first one present decides. SINCE: the first
-   * release whose injector reads the first key (what --inject writes).
+   * release whose injector reads the first key (what --inject writes). FROM_NAMESPACE: the injector copies those of
+   * the pod's namespace that the pod does not have onto it first, so a namespace's key counts as the pod's.
    */
-  readonly native?: { readonly keys: readonly string[]; readonly reading: Reading; readonly since: string };
+  readonly native?: {
+    readonly keys: readonly string[];
+    readonly reading: Reading;
+    readonly since: string;
+    readonly fromNamespace?: boolean;
+  };
   /** An annotation that, on, means the injector adds only an init container, no sidecar. */
   readonly initOnly?: { readonly annotation: string; readonly reading: Reading };
   /**
@@ -349,7 +355,8 @@ export const SIDECAR_KINDS = [
     template: {
       inject: { labels: [], annotations: ['linkerd.io/inject'], reading: LINKERD_INJECT },
       injectedAnnotation: 'linkerd.io/proxy-version',
-      native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL, since: '2.20' },
+      // linkerd2 pkg/inject/inject.go, AppendNamespaceAnnotations: the namespace's config keys a pod lacks are added to it.
+      native: { keys: LINKERD_NATIVE, reading: LINKERD_BOOL, since: '2.20', fromNamespace: true },
       settings: ['config.linkerd.io', 'config.alpha.linkerd.io', 'config.beta.linkerd.io'],
       // The proxy injector reads linkerd.io/inject on the pod, else on its namespace.
       namespace: [{ annotation: 'linkerd.io/inject', values: LINKERD_INJECT.on }],

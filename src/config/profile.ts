@@ -10,7 +10,7 @@ import { NATIVE_SIDECARS_FROM, SIDECAR_KINDS, type SidecarKind } from './kinds.t
 export type Version = readonly [major: number, minor: number];
 
 /** An install-wide setting that beats the release's default: Istio's ENABLE_NATIVE_SIDECARS, Linkerd's proxy.nativeSidecar. */
-type MeshSetting = 'native' | 'classic';
+export type MeshSetting = 'native' | 'classic';
 
 /** One install of the profile: `--mesh NAME=VERSION[:native|classic]`. */
 export interface Mesh {
@@ -41,12 +41,12 @@ const MESH_SETTINGS: readonly MeshSetting[] = ['native', 'classic'];
 export const MESH_ARGUMENT = 'NAME=VERSION[:native|classic]';
 
 /** MAJOR.MINOR, MAJOR.MINOR.PATCH, with or without a leading v; undefined for anything else. */
-function parseVersion(text: string): Version | undefined {
+export function parseVersion(text: string): Version | undefined {
   const match = /^v?(\d{1,4})\.(\d{1,4})(?:\.\d{1,6})?$/.exec(text.trim());
   return match === null ? undefined : [Number(match[1]), Number(match[2])];
 }
 
-const versionText = (version: Version): string => `${version[0]}.${version[1]}`;
+export const versionText = (version: Version): string => `${version[0]}.${version[1]}`;
 
 /** Whether VERSION is FLOOR (X.Y) or newer. */
 function atLeast(version: Version, floor: string): boolean {

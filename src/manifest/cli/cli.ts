@@ -17,6 +17,8 @@ import type { ConfigFiles } from './config-file.ts';
 import { NO_PROFILE } from '../../config/profile.ts';
 import { fails, type Located, textLine, toJson, toSarif } from './report.ts';
 import { asPlugin, EXIT_TOOL_USAGE, PLUGIN_NAME } from './select.ts';
+import { CLUSTER_COMMANDS, CLUSTER_FLAGS, isClusterCommand, runCluster } from './cluster.ts';
+import type { Kubectl } from '../cluster/kubectl.ts';
 import { loadShellParserWithin } from '../script/shell.ts';
 import { IGNORE_ANNOTATION, IGNORE_COMMENT, noneSuppressed, suppressedLine, unsuppressed } from './suppress.ts';
 import { type AddressSpace, inputRoom, inputTooLarge, parserMemory, type Room, tooSmall } from '../yaml/memory.ts';
@@ -37,6 +39,8 @@ export interface ManifestIo {
   readonly addressSpace?: () => AddressSpace | undefined;
   /** Where the config file is looked for and read; none: no config file is read. */
   readonly configFiles?: ConfigFiles;
+  /** Runs the user's kubectl (the plugin's profile and doctor); none: they cannot run. */
+  readonly kubectl?: Kubectl;
 }
 
 const EXIT_FOUND = 1;
@@ -54,6 +58,21 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/;
 /** Runs the tools; returns the exit code. `invokedAs` is the name the executable was started by. */
 export async function runManifest(argv: readonly string[], invokedAs: string, version: string, io: ManifestIo): Promise<number> {
   const plugin = asPlugin(invokedAs);
+  const [command, ...rest] = argv;
+  if (plugin && isClusterCommand(command)) {
+    if (rest.includes('--help') || rest.includes('-h')) return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
+    let failed = false;
+    const code = await runCluster(command, rest, {
+      kubectl:
+        io.kubectl ??
+        (async () => ({ status: null, stdout: '', stderr: '', error: Object.assign(new Error('no kubectl'), { code: 'ENOENT' }) })),
+      stdout: (text) => {
+        failed ||= write(io, text) === 'failed';
+      },
+      stderr: io.stderr,
+    });
+    return failed ? EXIT_USAGE : code;
+  }
   const request = plugin ? parsePlugin(argv, io.env ?? {}, io.configFiles) : parseFlags(argv, io.env ?? {}, io.configFiles);
   if (request.kind === 'help') return write(io, usage(plugin, version)) === 'failed' ? EXIT_USAGE : 0;
   if (request.kind === 'error') {
@@ -275,6 +294,7 @@ function usage(plugin: boolean, version: string): string {
     '',
     `Usage: ${check}`,
     `       ${inject}`,
+    ...(plugin ? Object.keys(CLUSTER_COMMANDS).map((name) => `       ${PLUGIN_NAME} ${name} [--context NAME] [--kubeconfig FILE]`) : []),
     ...(plugin ? [] : [`       ${PROGRAM} ${TOOL_FLAG.policy} [OPTIONS]`]),
     '',
     'FILE is YAML with any number of documents (a kind: List too); - reads stdin.',
@@ -317,6 +337,21 @@ function usage(plugin: boolean, version: string): string {
           'alone a pod inject refuses or leaves, and one whose commands speak to a sidecar.',
           '',
         ]),
+    ...(plugin
+      ? [
+          ...Object.entries(CLUSTER_COMMANDS).flatMap(([name, help]) => wrap(`${name}: ${help}.`, 86)),
+          ...wrap(
+            'Both read the cluster through kubectl (on PATH), with these flags passed on to it; exit 2 when a read fails ' +
+              'or RBAC refuses it (the line names the permission), doctor 1 when a Job or CronJob has an error:',
+            86,
+          ),
+          ...CLUSTER_FLAGS.flatMap(({ flag, argument, help }) => [
+            `  ${flag} ${argument}`,
+            ...wrap(help, 80).map((line) => `      ${line}`),
+          ]),
+          '',
+        ]
+      : []),
     'Flags (the tool that takes each in brackets):',
     ...flagLines(plugin),
     '',

@@ -425,10 +425,13 @@ function pluginUsage(command: Tool): string {
 /** `check -f FILE...` | `inject -f FILE... [--image IMAGE] [--native|--image-volume]`, kubectl's way, into the flags. */
 export function parsePlugin(argv: readonly string[], env: Env, files?: ConfigFiles): Request {
   const [command, ...rest] = argv;
-  if (command === undefined) return { kind: 'error', message: 'needs a command: check or inject' };
+  if (command === undefined) return { kind: 'error', message: 'needs a command: check, inject, profile or doctor' };
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
   if (command !== 'check' && command !== 'inject') {
-    return { kind: 'error', message: `${JSON.stringify(command)} is not a command of ${PLUGIN_NAME} (check, inject, help)` };
+    return {
+      kind: 'error',
+      message: `${JSON.stringify(command)} is not a command of ${PLUGIN_NAME} (check, inject, profile, doctor, help)`,
+    };
   }
   const flags: string[] = [];
   for (let i = 0; i < rest.length; i++) {

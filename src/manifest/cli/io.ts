@@ -15,11 +15,71 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { writeStderr } from '../../log.ts';
 import type { ManifestIo } from './cli.ts';
 import { addressSpace } from '../yaml/memory.ts';
-import { toolName } from './select.ts';
+import { ENDS_TOOL, toolName } from './select.ts';
+import { type Kubectl, RUN_TIMEOUT_MS } from '../cluster/kubectl.ts';
+
+/** The most of kubectl's output read: a list of every Job of a large cluster fits many times over. */
+const KUBECTL_MAX_BYTES = 1 << 30;
+
+/**
+ * The user's kubectl from PATH, in a process group of its own, its stdin closed. It is bounded by its
+ * --request-timeout, and killed past RUN_TIMEOUT_MS. A signal that ends the tools (ENDS_TOOL) ends the group first,
+ * then this process by the same signal (128+N, as the other tools end): no kubectl is left behind.
+ */
+const kubectl: Kubectl = (args) =>
+  new Promise((resolve) => {
+    const child = spawn('kubectl', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let error: NodeJS.ErrnoException | undefined;
+    const killGroup = (signal: NodeJS.Signals): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        // the group is gone already
+      }
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= KUBECTL_MAX_BYTES) into.push(chunk);
+      else if (error === undefined) {
+        error = Object.assign(new Error(`more than ${KUBECTL_MAX_BYTES} bytes`), { code: 'E2BIG' });
+        killGroup('SIGKILL');
+      }
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    const timer = setTimeout(() => {
+      error ??= Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' });
+      killGroup('SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    let ending: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      ending ??= signal;
+      killGroup('SIGTERM');
+    };
+    for (const signal of ENDS_TOOL) process.on(signal, onSignal);
+    child.on('error', (cause: NodeJS.ErrnoException) => {
+      error ??= cause;
+    });
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      for (const signal of ENDS_TOOL) process.removeListener(signal, onSignal);
+      if (ending !== undefined) process.kill(process.pid, ending);
+      resolve({
+        status,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        ...(error === undefined ? {} : { error }),
+      });
+    });
+  });
 
 /** The most of a config file read: a few lines of settings. */
 const CONFIG_MAX_BYTES = 1 << 20;
@@ -46,6 +106,7 @@ export function manifestIo(invokedAs: string): ManifestIo {
       },
       exists: (path) => existsSync(path),
     },
+    kubectl,
   };
 }
 

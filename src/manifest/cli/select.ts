@@ -17,7 +17,8 @@ export const EXIT_TOOL_USAGE = 2;
 /**
  * The signals that end a manifest tool at once, with 128+N: its work is synchronous, so no handler of Node's
  * could run; the default action ends it (the bundle's launcher, told by the `tool` line, passes them on as
- * signals and exits with 128+N). The wrapper's own signal handling is for wrapper mode only.
+ * signals and exits with 128+N). The wrapper's own signal handling is for wrapper mode only. While the kubectl
+ * plugin's profile or doctor waits on a kubectl, they end its process group first, then the tool the same way (io.ts).
  */
 export const ENDS_TOOL: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 /** An argument that is a flag, not a value: `-` alone is stdin. */

@@ -305,7 +305,7 @@ export function addInjectedNamespaces(raw: string, map: Map<KindName, Set<string
 }
 
 /** The form of an injected sidecar: the pod's own annotation, on or off, beats the profile's install; neither: classic. */
-function formOf(
+export function formOf(
   kind: SidecarKind,
   annotations: ReadonlyMap<string, { value: string }>,
   profile: Profile | undefined,
