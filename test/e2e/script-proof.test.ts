@@ -7,9 +7,10 @@
 //
 // Then --inject, proven by running: every generated script that --check calls broken is given to --inject, and each
 // it rewrites (its own quit taken out, the command wrapped) runs for real in the same pods, the built wrapper in
-// front, in dash and in bash, the job exiting 0 and 3: the container must end with the job's code, the sidecar be
-// told to quit after the job (after a success only, under OnFailure), and --check of the rewritten file find no
-// error. The counts (rewritten, refused, proven) are printed.
+// front, in dash and in bash, the job exiting 0 and 3: the container must start the job's commands as often as the
+// original did, end with the job's code (or 0 after a failure where the original already did), the sidecar be told
+// to quit after the job (after a success only, under OnFailure), and --check of the rewritten file find no error.
+// Shapes --inject once refused or rewrote wrongly (CLASSES) must be rewritten. The counts are printed.
 //
 // SCRIPT_PROOF_SEED and SCRIPT_PROOF_COUNT choose the generated scripts (the seed is printed);
 // `npx node test/support/script-proof-main.ts` prints every disagreement in full.
