@@ -16,6 +16,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'istio-job-run-tool-flags-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const file = join(scratch, 'job.yaml');
 writeFileSync(file, MIGRATE_JOB);
+const config = join(scratch, 'profile.yaml');
+writeFileSync(config, 'kubernetes: "1.31"\nmesh: [linkerd=2.20]\n');
 
 /** A value each flag that takes one is given: a flag added to the table without one here fails the first test. */
 const EXAMPLES: Readonly<Record<string, string>> = {
@@ -28,6 +30,9 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   '--ignore': 'unwrapped',
   '--api-version': 'v1beta1',
   '--namespace-selector': 'team=batch',
+  '--kubernetes': '1.31',
+  '--mesh': 'linkerd=2.20',
+  '--config': config,
 };
 
 const options = TOOL_FLAGS.filter((row) => row.mode !== true);

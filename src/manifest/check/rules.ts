@@ -28,6 +28,7 @@ import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES, shellMissing 
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 import type { Profile } from '../../config/profile.ts';
+import { deprecatedNativeKeys, holdNative, NATIVE_MOOT, nativeOnlyLines } from './profile-rules.ts';
 
 export type { Level };
 
@@ -63,7 +64,7 @@ interface Subject {
 }
 
 /** A finding at a line (a node's, a pair's key's, or a number), at the rule's level unless told. */
-type Report = (at: Node | Pair | number | null | undefined, message: string, level?: Level) => void;
+export type Report = (at: Node | Pair | number | null | undefined, message: string, level?: Level) => void;
 
 interface Rule {
   readonly id: string;
@@ -613,17 +614,7 @@ const ROWS = [
     level: 'info',
     finds: "under a profile, Linkerd's deprecated config.beta. or config.alpha. key of a native sidecar",
     check: ({ pods, profile }, report) => {
-      if (profile === undefined) return;
-      const native = kindNamed('linkerd').template.native;
-      const [current, ...deprecated] = native?.keys ?? [];
-      for (const pod of pods) {
-        for (const key of deprecated) {
-          const found = pod.annotations.get(key);
-          if (found === undefined) continue;
-          const beaten = pod.annotations.has(current ?? '') ? `, and ${current} beats it here` : '';
-          report(found.pair, `${key} is deprecated: Linkerd ${native?.since}+ reads ${current} first${beaten}: write ${current} instead`);
-        }
-      }
+      if (profile !== undefined) for (const pod of pods) deprecatedNativeKeys(pod, report);
     },
   },
   {
@@ -631,19 +622,7 @@ const ROWS = [
     level: 'info',
     finds: 'under a profile, holdApplicationUntilProxyStarts on a pod whose istio-proxy runs native, where it does nothing',
     check: ({ pods, profile }, report) => {
-      if (profile === undefined) return;
-      for (const pod of pods) {
-        const istio = pod.sidecars.find((sidecar) => sidecar.kind === ISTIO);
-        if (istio?.form !== 'native') continue;
-        for (const { key, pair, value } of yamlAnnotations(pod)) {
-          if (!scalarsOf(value, HOLD).some((held) => held === true || held === 'true')) continue;
-          report(
-            pair,
-            `${key} sets ${HOLD}, which does nothing for a native ${PROXY_CONTAINER} (${istio.formBy ?? `${NATIVE_KEY}: "true"`}): kubelet starts the job's ` +
-              "containers only after the proxy's startup probe passed (istio/istio issue 59690): remove it",
-          );
-        }
-      }
+      if (profile !== undefined) for (const pod of pods) holdNative(pod, yamlAnnotations(pod), report);
     },
   },
   {
@@ -886,37 +865,8 @@ export function check(
   const moot = profile === undefined ? new Set<number>() : nativeOnlyLines(source, pods);
   return findings
     .filter((finding) => finding.level !== 'info' || !faulted.has(finding.line))
-    .filter((finding) => !(moot.has(finding.line) && (NATIVE_MOOT as readonly string[]).includes(finding.rule)))
+    .filter((finding) => !(moot.has(finding.line) && NATIVE_MOOT.includes(finding.rule)))
     .sort((a, b) => a.line - b.line);
-}
-
-/**
- * The rules whose finding is moot in a pod whose every sidecar runs native (as the profile has it): each says the
- * pod hangs for want of a quit, or that the sidecar is not ready yet, and kubelet does both for a native sidecar;
- * a quit sent anyway is native-quit's finding.
- */
-const NATIVE_MOOT = [
-  'quit-skipped-on-failure',
-  'onfailure-quit-always',
-  'quit-only-on-signal',
-  'quit-not-enabled',
-  'quit-wrong-method',
-  'quit-program-missing',
-  'quit-unheard',
-  'wait-after-work',
-] as const satisfies readonly RuleId[];
-
-/** The lines of each pod whose every sidecar runs native. */
-function nativeOnlyLines(source: Source, pods: readonly Pod[]): Set<number> {
-  const lines = new Set<number>();
-  for (const pod of pods) {
-    const known = pod.sidecars.filter((sidecar) => sidecar.known);
-    if (known.length === 0 || known.some((sidecar) => sidecar.form !== 'native')) continue;
-    const [start = 0, , end = start] = pod.workload.object.range ?? [];
-    const last = source.lines.linePos(end).line;
-    for (let line = source.lines.linePos(start).line; line <= last; line++) lines.add(line);
-  }
-  return lines;
 }
 
 /** Programs that are no job: a wrapper that runs one of these wraps nothing. */
@@ -1088,18 +1038,6 @@ function yamlAnnotations(pod: Pod): { key: string; pair: Pair<Node, Node | null>
     }
   }
   return found;
-}
-
-const HOLD = 'holdApplicationUntilProxyStarts';
-const NATIVE_KEY = ISTIO.template.native?.keys[0] ?? '';
-
-/** Every value (a string, a boolean...) under the keys named KEY of a parsed value, at any depth. */
-function scalarsOf(value: unknown, key: string, depth = 0): unknown[] {
-  if (depth > 50 || typeof value !== 'object' || value === null) return [];
-  if (Array.isArray(value)) return value.flatMap((item) => scalarsOf(item, key, depth + 1));
-  return Object.entries(value).flatMap(([name, item]) =>
-    name === key && typeof item !== 'object' ? [item] : scalarsOf(item, key, depth + 1),
-  );
 }
 
 /** Every string under the keys named KEY of a parsed value. */

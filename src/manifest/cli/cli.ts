@@ -79,7 +79,26 @@ export async function runManifest(argv: readonly string[], invokedAs: string, ve
     io.stderr(`${request.message} (see ${plugin ? `${PLUGIN_NAME} help` : `${PROGRAM} --help`})`);
     return EXIT_USAGE;
   }
-  if (request.profile === undefined) io.stderr(NO_PROFILE);
+  // Without a profile, once the run has read its manifests and its reader is still there: what it assumed.
+  let readerGone = false;
+  const watched: ManifestIo = {
+    ...io,
+    stdout: (text) => {
+      try {
+        io.stdout(text);
+      } catch (error) {
+        readerGone ||= (error as NodeJS.ErrnoException).code === 'EPIPE';
+        throw error;
+      }
+    },
+  };
+  const code = await runTool(request, version, watched);
+  if (request.profile === undefined && (code === 0 || code === EXIT_FOUND) && !readerGone) io.stderr(NO_PROFILE);
+  return code;
+}
+
+/** The tool the request asks for, run; its exit code. */
+async function runTool(request: Exclude<Request, { kind: 'help' | 'error' }>, version: string, io: ManifestIo): Promise<number> {
   if (request.kind === 'policy') {
     const text = admissionPolicy({ ...request, image: request.image ?? `${PROGRAM}:${version}` });
     return write(io, text) === 'failed' ? EXIT_USAGE : 0;
