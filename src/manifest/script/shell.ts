@@ -102,6 +102,8 @@ export interface ShellOptions {
   readonly dialect?: Dialect;
   readonly sh?: Dialect;
   readonly nounset?: boolean;
+  /** The job's programs that fail in both worlds, the others succeeding (state.ts, Start's `failing`). */
+  readonly failing?: ReadonlySet<string>;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -141,7 +143,7 @@ export function readScript(
   env: ReadonlyMap<string, string | undefined> = new Map(),
   closed = false,
 ): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
+  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${closed}\0${[...(options.failing ?? ['\0'])].join(',')}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
   const facts = readUncached(script, options, env, closed);
@@ -232,6 +234,7 @@ const startOf = (options: ShellOptions) =>
     nounset: options.nounset ?? false,
     dialect: options.dialect ?? 'bash',
     sh: options.sh ?? 'dash',
+    ...(options.failing === undefined ? {} : { failing: options.failing }),
   }) as const;
 
 /** What an outcome says to sidecars and the statuses it ends with, path by path, as one text to compare. */
