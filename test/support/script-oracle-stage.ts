@@ -11,7 +11,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, sy
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { ISTIO, kindNamed } from '../../src/config/kinds.ts';
-import { FIXTURES } from './process.ts';
+import { FIXTURES, NODE } from './process.ts';
 import type { Launch, Stage } from './script-proof.ts';
 
 /** The folder the oracle's own files sit in, inside the root. */
@@ -154,7 +154,10 @@ export function oracleStage(
     writeFileSync(inLayer(path), text);
     chmodSync(inLayer(path), 0o755);
   };
-  for (const speaker of SPEAKERS) write(`${STUBS}/${speaker}`, dispatcher(`/usr/bin/${speaker}`, `${ORACLE}/stub/${speaker}`));
+  for (const speaker of SPEAKERS) {
+    const real = speaker === 'node' ? NODE : speaker === 'python' ? '/usr/bin/python3' : `/usr/bin/${speaker}`;
+    write(`${STUBS}/${speaker}`, dispatcher(real, `${ORACLE}/stub/${speaker}`));
+  }
   // An image whose sh is busybox's has busybox's wget.
   write(`${ORACLE}/sh/ash/wget`, dispatcher('/bin/busybox wget', `${ORACLE}/stub/wget`));
   mkdirSync(inLayer(SIDECAR_DIR), { recursive: true });
