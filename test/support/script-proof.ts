@@ -205,7 +205,7 @@ function withShell(argv: readonly string[], shell: ShellName, lacks: readonly st
 }
 
 /** The directory the pods run from: the pod, the stand-ins, one work directory per pod, the outputs. */
-interface Stage {
+export interface Stage {
   readonly dir: string;
   readonly pod: string;
   readonly bin: string;
@@ -280,7 +280,7 @@ function stage(): Stage {
   };
 }
 
-interface Planned {
+export interface Planned {
   readonly id: string;
   readonly lacks: readonly string[];
   readonly busyboxWget: boolean;
@@ -288,14 +288,23 @@ interface Planned {
   readonly env: readonly string[];
   readonly shares: boolean;
   readonly status: number;
+  /** Where it runs (the pod's work folder unless given); its env may give its own PATH. */
+  readonly cwd?: string;
 }
 
+/** How a pod is started: unshare and its arguments, from the pod's own command line. */
+export type Launch = (pod: readonly string[]) => readonly [string, readonly string[]];
+
+const LAUNCH: Launch = (pod) => ['unshare', ['--net', '--pid', '--fork', '--mount-proc', '--kill-child', '--', ...pod]];
+
 /** Runs the planned containers on `pods` pods side by side; the events and status of each, by id. */
-async function runAll(
+export async function runAll(
   stage: Stage,
   planned: readonly Planned[],
   pods: number,
+  options: { readonly launch?: Launch; readonly timeoutMs?: number; readonly ports?: readonly number[] } = {},
 ): Promise<Map<string, { exit: number; events: string[]; ms: number }>> {
+  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
   const results = new Map<string, { exit: number; events: string[]; ms: number }>();
   const shares = Array.from({ length: pods }, (_, index) => planned.filter((_, at) => at % pods === index));
   await Promise.all(
@@ -304,25 +313,27 @@ async function runAll(
       const work = stage.work(index);
       const fields = share.flatMap((run) => [
         run.id,
-        work,
+        run.cwd ?? work,
         stage.output(run.id),
         run.shares ? '1' : '0',
         String(run.status),
-        String(run.env.length + 2),
-        `PATH=${stage.pathLacking(run.lacks, run.busyboxWget)}`,
-        `HOME=${work}`,
-        ...run.env,
+        ...counted([
+          run.env.find((entry) => entry.startsWith('PATH=')) ?? `PATH=${stage.pathLacking(run.lacks, run.busyboxWget)}`,
+          `HOME=${work}`,
+          ...run.env.filter((entry) => !entry.startsWith('PATH=')),
+        ]),
         String(run.argv.length),
         ...run.argv,
       ]);
-      const args = [
-        ...['--net', '--pid', '--fork', '--mount-proc', '--kill-child', '--', stage.pod],
+      const [program, args] = (options.launch ?? LAUNCH)([
+        stage.pod,
         ...[istioPort('status'), istioPort('health'), istioPort('envoy-admin')].map(String),
         ...[ISTIO.quit.path, ISTIO.ready?.path ?? '', ISTIO.template.quitMethods?.[0] ?? 'POST'],
-        ...[stage.sidecar, ISTIO.template.processes.join(','), join(work, '.events'), String(RUN_TIMEOUT_MS)],
-      ];
+        ...[stage.sidecar, ISTIO.template.processes.join(','), join(work, '.events'), String(timeoutMs)],
+        ...(options.ports ?? []).map(String),
+      ]);
       // Each run has its bound in the pod; this one only stops a pod that failed to keep it.
-      const running = start('unshare', args, { env: { PATH: stage.path }, timeoutMs: (share.length + 1) * (RUN_TIMEOUT_MS + 1_000) });
+      const running = start(program, [...args], { env: { PATH: stage.path }, timeoutMs: (share.length + 1) * (timeoutMs + 1_000) });
       running.process.stdin?.end(Buffer.from(fields.map((field) => `${field}\0`).join('')));
       const finished = await running.finished;
       if (finished.code !== 0) throw new Error(`the proof's pod failed (${finished.code}): ${finished.stderr}`);
@@ -340,6 +351,9 @@ async function runAll(
   );
   return results;
 }
+
+/** A list of the pod's input, its length first. */
+const counted = (fields: readonly string[]): string[] => [String(fields.length), ...fields];
 
 function runOf(result: { exit: number; events: readonly string[]; ms: number } | undefined): Run {
   if (result === undefined || result.exit < 0) throw new Error('a run with no result from the pod');

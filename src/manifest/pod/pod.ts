@@ -24,7 +24,7 @@ import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
 import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
-import { readScript, type Runs, type ScriptFacts, WRAPPERS } from '../script/shell.ts';
+import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import {
   entries,
   get,
@@ -107,6 +107,8 @@ export interface ContainerFacts {
     readonly joined: readonly number[];
     /** The shell that runs it, and whether the image said what its sh is (false: dash assumed). */
     readonly shell: { readonly dialect: Dialect; readonly program: string; readonly image: string; readonly imageKnown: boolean };
+    /** What the script was read with: its shell's options, and the environment it starts with (whether that is all). */
+    readonly read: { readonly options: ShellOptions; readonly env: ReadonlyMap<string, string | undefined>; readonly closed: boolean };
   };
   readonly aimed: readonly RequestTarget[];
   /** The script's wrappers (linkerd-await --shutdown ...), with their lines. */
@@ -510,13 +512,19 @@ function readContainer(source: Source, node: YAMLMap, init: boolean, shares: boo
     const viaBusybox = basename(words[at - 1] ?? '') === 'busybox' || basename(words[at] ?? '') === 'busybox';
     const program = basename(words[at + (basename(words[at] ?? '') === 'busybox' ? 1 : 0)] ?? '');
     const dialect = dialectOfProgram(program, sh.dialect, viaBusybox) ?? 'bash';
+    const options: ShellOptions = {
+      errexit: shell.errexit,
+      pipefail: shell.pipefail,
+      nounset: shell.nounset,
+      dialect,
+      sh: sh.dialect,
+      sharesProcesses: shares,
+    };
+    const [env, closed] = scriptEnv(node);
     script = {
       node: scriptNode,
-      facts: readScript(
-        scriptNode.value,
-        { errexit: shell.errexit, pipefail: shell.pipefail, nounset: shell.nounset, dialect, sh: sh.dialect, sharesProcesses: shares },
-        ...scriptEnv(node),
-      ),
+      facts: readScript(scriptNode.value, options, env, closed),
+      read: { options, env, closed },
       shell: {
         dialect,
         program: viaBusybox ? `busybox ${program}` : program,

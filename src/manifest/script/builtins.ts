@@ -156,8 +156,14 @@ function setOptions(call: Call): State[] {
   }
   for (const option of shellOptions(rest.slice(1))) {
     if (option.name === 'errexit') state.errexit = option.on;
+    if (option.name === 'errtrace') state.errtrace = option.on;
     if (option.name === 'nounset') state.nounset = option.on;
     if (option.name === 'pipefail') state.pipefail = option.on;
+  }
+  // `set -E`: errtrace in bash (dash reads -E as its emacs mode, and ash takes it and does nothing).
+  for (const word of rest.slice(1)) {
+    const letters = /^([-+])[a-zA-Z]*E/.exec(word);
+    if (letters !== null && state.dialect.startsWith('bash')) state.errtrace = letters[1] === '-';
   }
   return set(call, 0);
 }
@@ -345,7 +351,7 @@ function functionCall(call: Call): State[] | undefined {
 /** A command that speaks to a sidecar (the hooks say), after the command it wraps when it is a wrapper. */
 function speaking(call: Call): State[] | undefined {
   const { state, scope, context, place, key } = call;
-  const speaks = context.hooks.speaks(call.rest, { key, place }, state.loopVariables);
+  const speaks = context.hooks.speaks(codeFromInput(call), { key, place }, state.loopVariables);
   if (speaks === undefined) return undefined;
   const child = speaks.child;
   const ran = child === undefined || child.length === 0 ? [state] : simple(child, child, [], state, scope, context, place, `${key}>`);
@@ -364,7 +370,7 @@ function speaking(call: Call): State[] | undefined {
       after.statusAt = place;
       after.statusBy = 'speak';
       if (speaks.work === true) {
-        work(after, place, WORK_STATUS);
+        work(after, place, WORK_STATUS, call.program);
         after.statusBy = 'command';
       }
       return after;
@@ -372,20 +378,32 @@ function speaking(call: Call): State[] | undefined {
   );
 }
 
+/** A program that reads its code from a here-document (`python3 - <<'EOF'`): its words with that code as `-c` (node: `-e`). */
+function codeFromInput(call: Call): readonly string[] {
+  const { rest, state, program } = call;
+  if (state.stdin === undefined || !/^(python[\d.]*|node|nodejs)$/.test(program) || rest.slice(1).some((word) => !word.startsWith('-')))
+    return rest;
+  return [...rest.filter((word) => word !== '-'), program.startsWith('node') ? '-e' : '-c', state.stdin.text];
+}
+
 /** Any other command: bookkeeping and filters succeed; the rest is the job's work, which fails in the failing world. */
 function other(call: Call): State[] {
   const { state } = call;
   if (BOOKKEEPING.has(call.program) || FILTERS.has(call.program)) return replaced(call, set(call, 0));
-  work(state, call.place, WORK_STATUS);
+  work(state, call.place, WORK_STATUS, call.program);
   return replaced(call, set(call, state.status));
 }
 
-/** A command of the job's work at PLACE on the path: it succeeds, or fails with STATUS in the failing world. */
-function work(state: State, place: Place, status: number): void {
-  push(state, { what: 'work', place, ...(state.trap === undefined ? {} : { trap: state.trap }) });
+/**
+ * A command of the job's work at PLACE on the path: it fails with STATUS where the start says PROGRAM fails (by
+ * default, in the failing world), else it succeeds.
+ */
+function work(state: State, place: Place, status: number, program: string): void {
+  push(state, { what: 'work', place, program, ...(state.trap === undefined ? {} : { trap: state.trap }) });
   state.worked = true;
-  if (state.world === 'failure') state.failed = true;
-  state.status = state.world === 'success' ? 0 : status;
+  const fails = state.failing === undefined ? state.world === 'failure' : state.failing.has(program);
+  if (fails) state.failed = true;
+  state.status = fails ? status : 0;
 }
 
 /** `trap ACTION SIGNAL...`: kept, to run at the exit or on an error; `trap - SIGNAL` and `trap '' SIGNAL` clear it. */

@@ -191,6 +191,8 @@ export function shellScript(words: readonly string[]): { at: number; errexit: bo
     // -o NAME, -eo NAME: the next word is the option's name.
     if (word.endsWith('o')) end++;
   }
+  // `sh -c -- SCRIPT`: the `--` ends the options, and the script is the word after it.
+  if (scriptAt !== undefined && words[scriptAt] === '--') scriptAt++;
   if (scriptAt === undefined || scriptAt >= words.length) return undefined;
   const optionWords = words.slice(start + 1, scriptAt).map((word) => (/^[-+]/.test(word) ? word.replace(/c/g, '') : word));
   const options = shellOptions(optionWords.filter((word) => word !== '-' && word !== '+'));

@@ -2,11 +2,13 @@
 // succeeding and once for it failing: which commands run in what order and the status the shell ends with, by
 // the shell's own rules (lists, `!`, if, case, loops, functions, subshells and `$(...)`, pipelines and
 // pipefail, set -e and its exceptions, exit, traps, exec, `&` and wait). The job is every command that is
-// neither bookkeeping nor one that speaks to a sidecar; in the failing run each of them fails. A test the
+// neither bookkeeping nor one that speaks to a sidecar; in the failing run each of them fails (given a combination,
+// Start's `failing`, those it names fail in both runs and the others succeed). A test the
 // script cannot decide (a file, a variable from outside) is followed both ways, each a path of its own. What
 // cannot be known (a sourced file, eval of what is not known, a loop with no end in sight) marks the path
 // unknown, and nothing is claimed from it.
 
+import { arithmetic } from './arithmetic.ts';
 import { simple } from './builtins.ts';
 import {
   behaviourOf,
@@ -31,6 +33,7 @@ import {
   keyOf,
   live,
   MAX_ITERATIONS,
+  MAX_KNOWN_ITERATIONS,
   MAX_NESTING,
   MAX_WORDS_IN_LOOP,
   MIN_STEPS,
@@ -51,7 +54,7 @@ import {
   type World,
 } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
-import { assign, expand, matches, redirectArguments, substitutions, testExpression, unboundIn } from './words.ts';
+import { assign, expand, matches, redirectArguments, substitutions, testExpression, unboundIn, variable } from './words.ts';
 
 /** The outcome of the script in SCOPE for both worlds. */
 export function outcomeOf(scope: Scope, start: Start, hooks: Hooks, size: number): Outcome {
@@ -197,6 +200,8 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
         failed(after, scope, context),
       );
     case 'compound_statement':
+      if (node.child(0)?.type === '((' && state.dialect.startsWith('bash')) return arithmeticCommand(node, state, scope, context);
+      return sequence(node, [state], scope, context);
     case 'do_group':
     case 'program':
       return sequence(node, [state], scope, context);
@@ -241,6 +246,16 @@ function statement(node: SyntaxNode, state: State, scope: Scope, context: Contex
       // Arithmetic, and what the parser could not read: its commands run, its status is not known.
       return substitutions(node, state, scope, context).flatMap((after) => decided(undefined, after));
   }
+}
+
+/** bash's `(( EXPR ))`: where its variables are known, its status and what it assigns; else its parts run, its status not known. */
+function arithmeticCommand(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
+  const result = node.hasSubstitution ? undefined : arithmetic(node.text.slice(2, -2), (name) => variable(name, state));
+  if (result === undefined) return sequence(node, [state], scope, context);
+  for (const [name, value] of result.assigned) state.vars = put(state.vars, name, String(value));
+  state.status = result.value === 0 ? 1 : 0;
+  state.statusBy = 'command';
+  return failed(state, scope, context);
 }
 
 /**
@@ -300,7 +315,8 @@ function assignment(node: SyntaxNode, state: State, scope: Scope, context: Conte
 function failed(state: State, scope: Scope, context: Context): State[] {
   if (!live(state) || state.status === undefined || state.status === 0 || state.tested > 0) return [state];
   let states = [state];
-  const err = state.trap === undefined ? state.traps.get('ERR') : undefined;
+  // bash runs an ERR trap inside a function only under set -E (errtrace).
+  const err = state.trap === undefined && (state.depth === 0 || state.errtrace) ? state.traps.get('ERR') : undefined;
   if (err !== undefined) states = runTrap(err, 'ERR', state, context);
   void scope;
   return states.map((after) => {
@@ -535,7 +551,10 @@ function caseStatement(node: SyntaxNode, state: State, scope: Scope, context: Co
   });
 }
 
-/** `while` and `until`: the body run while the condition says so, up to MAX_ITERATIONS times, then given up. */
+/**
+ * `while` and `until`: the body run while the condition says so, then given up: after MAX_ITERATIONS times, or,
+ * while the loop is one path that nothing has left (a counter it keeps, `n=$((n+1))`), after MAX_KNOWN_ITERATIONS.
+ */
 function whileStatement(node: SyntaxNode, state: State, scope: Scope, context: Context): State[] {
   const until = node.child(0)?.type === 'until';
   const conditions = node.childrenForFieldName('condition').filter((child): child is SyntaxNode => child?.isNamed === true);
@@ -544,8 +563,14 @@ function whileStatement(node: SyntaxNode, state: State, scope: Scope, context: C
   const out: State[] = [];
   const bodyStatus = new Map<State, number | undefined>();
   state.loops++;
+  let progressing = true;
+  let lastKey: string | undefined;
   for (let iteration = 0; looping.length > 0; iteration++) {
-    if (iteration >= MAX_ITERATIONS) {
+    // One path that changes its variables each time round (a counter) may be followed further: it may come to its end.
+    const key = looping.length === 1 ? [...(looping[0] as State).vars].join('\0') : undefined;
+    if (key === undefined || key === lastKey || out.length > 0) progressing = false;
+    lastKey = key;
+    if (iteration >= (progressing ? MAX_KNOWN_ITERATIONS : MAX_ITERATIONS)) {
       for (const left of looping) out.push(giveUp(left, 'a loop that may not end'));
       break;
     }

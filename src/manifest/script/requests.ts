@@ -294,10 +294,19 @@ function oneLiner(program: string, args: readonly string[], place: Place): Reque
   const at = args.findIndex((arg) => flag.test(arg));
   const code = at < 0 ? undefined : args[at + 1];
   if (code === undefined) return undefined;
+  // http.client's `HTTPConnection("localhost", 15020)` and `.request("POST", "/quitquitquit")`, or a URL in the text.
+  const connection = /HTTP(S?)Connection\(\s*['"]([^'"]+)['"]\s*,\s*(?:port\s*=\s*)?(\d+)/.exec(code);
+  const request = /\.request\(\s*['"](\w+)['"]\s*,\s*['"]([^'"]*)['"]/.exec(code);
   const found = LOOPBACK_URL_IN_TEXT.exec(code);
-  const url = found === null ? undefined : loopback(found[0]);
+  const url =
+    connection !== null && request !== null
+      ? loopback(`${connection[1] === 'S' ? 'https' : 'http'}://${connection[2]}:${connection[3]}${request[2]}`)
+      : found === null
+        ? undefined
+        : loopback(found[0]);
   if (url === undefined) return undefined;
   const post =
+    request?.[1]?.toUpperCase() === 'POST' ||
     /method\s*[=:]\s*['"]post['"]/i.test(code) ||
     /\brequests\.post\b|\bhttpx\.post\b/.test(code) ||
     /\bdata\s*=\s*(b?['"]|\w)/.test(code) ||

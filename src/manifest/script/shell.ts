@@ -110,6 +110,8 @@ export interface ShellOptions {
   readonly nounset?: boolean;
   /** Whether the pod shares its process namespace, where the manifest shows the pod (undefined: not known). */
   readonly sharesProcesses?: boolean;
+  /** The job's programs that fail in both worlds, the others succeeding (state.ts, Start's `failing`). */
+  readonly failing?: ReadonlySet<string>;
 }
 
 /** A word as the shell would see it, without running anything: quotes removed, expansions kept as written. */
@@ -149,7 +151,7 @@ export function readScript(
   env: ReadonlyMap<string, string | undefined> = new Map(),
   closed = false,
 ): ScriptFacts {
-  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${options.sharesProcesses ?? ''}${closed}\0${[...env].join('\0')}\0${script}`;
+  const key = `${options.errexit}${options.pipefail ?? false}${options.nounset ?? false}${options.dialect ?? ''}${options.sh ?? ''}${options.sharesProcesses ?? ''}${closed}\0${[...(options.failing ?? ['\0'])].join(',')}\0${[...env].join('\0')}\0${script}`;
   const known = read.get(key);
   if (known !== undefined) return known;
   const facts = readUncached(script, options, env, closed);
@@ -256,6 +258,7 @@ const startOf = (options: ShellOptions) =>
     nounset: options.nounset ?? false,
     dialect: options.dialect ?? 'bash',
     sh: options.sh ?? 'dash',
+    ...(options.failing === undefined ? {} : { failing: options.failing }),
   }) as const;
 
 /** What an outcome says to sidecars and the statuses it ends with, path by path, as one text to compare. */

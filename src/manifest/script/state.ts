@@ -22,6 +22,8 @@ export interface Event {
   readonly background?: boolean;
   /** Sent inside a loop (while, until, for): it is tried again while the loop goes on. */
   readonly looped?: boolean;
+  /** The job's command: its program's name, without its folder. */
+  readonly program?: string;
 }
 
 /** One way through the script to its end, in one world. */
@@ -69,6 +71,11 @@ export interface Start {
    */
   readonly env: ReadonlyMap<string, string | undefined>;
   readonly closed?: boolean;
+  /**
+   * The job's programs (by name, without their folder) that fail, in both worlds alike, the others succeeding: one
+   * combination of what the job's commands do, where the worlds make them all succeed or all fail.
+   */
+  readonly failing?: ReadonlySet<string>;
 }
 
 /** A parsed script, and where its text sits in the whole (for a script inside a string). */
@@ -123,6 +130,8 @@ export interface Trap {
 /** One path through the script, as far as it ran; copied (clone) where the path forks. */
 export interface State {
   world: World;
+  /** The job's programs that fail whatever the world (Start's `failing`). */
+  failing: ReadonlySet<string> | undefined;
   /** Each variable's value: undefined not known, null unset. One not here is unset where the environment is closed. */
   vars: ReadonlyMap<string, string | undefined | null>;
   closed: boolean;
@@ -132,6 +141,8 @@ export interface State {
   statusAt: Place | undefined;
   statusBy: Path['statusBy'];
   errexit: boolean;
+  /** bash's `set -E`: the ERR trap runs inside functions too (without it, only outside any). */
+  errtrace: boolean;
   pipefail: boolean;
   refusesPipefail: boolean;
   refused: Place | undefined;
@@ -175,6 +186,7 @@ export const MAX_NESTING = 300;
 export const MAX_CALLS = 40;
 /** How many times a while or until loop is followed before the path gives up; how many known words a for takes one by one. */
 export const MAX_ITERATIONS = 4;
+export const MAX_KNOWN_ITERATIONS = 128;
 export const MAX_WORDS_IN_LOOP = 16;
 
 /** The walk's steps that the words and the builtins run (a substitution, `eval`, `sh -c`, a function's body). */
@@ -201,6 +213,7 @@ export interface Context {
 export function initial(world: World, start: Start): State {
   return {
     world,
+    failing: start.failing,
     vars: new Map(start.env),
     closed: start.closed ?? false,
     nounset: start.nounset ?? false,
@@ -209,6 +222,7 @@ export function initial(world: World, start: Start): State {
     statusAt: undefined,
     statusBy: 'none',
     errexit: start.errexit,
+    errtrace: false,
     pipefail: start.pipefail,
     refusesPipefail: start.dialect === 'dash',
     refused: undefined,

@@ -2,6 +2,7 @@
 // `$(...)` already run), assignments, `[ ]`/`[[ ]]`/`test` expressions, case patterns, and the command
 // substitutions a node's words run first.
 
+import { arithmetic } from './arithmetic.ts';
 import { capped, type Context, live, put, type Scope, type State, without } from './state.ts';
 import type { Syntax as SyntaxNode } from './syntax.ts';
 
@@ -121,6 +122,11 @@ export function expand(node: SyntaxNode, state: State): string | undefined {
     }
     case 'command_substitution':
       return state.outputs.get(String(node.id));
+    case 'arithmetic_expansion': {
+      // `$((n + 1))` of known values (one that assigns, `$((n++))`, is left not known).
+      const result = arithmetic(node.text.slice(3, -2), (name) => variable(name, state));
+      return result === undefined || result.assigned.size > 0 ? undefined : String(result.value);
+    }
     default:
       return node.text.includes('$') || node.text.includes('`') ? undefined : node.text;
   }
@@ -160,7 +166,7 @@ const SET_OUTSIDE =
   /^(HOME|PATH|HOSTNAME|PWD|OLDPWD|SHLVL|IFS|PS[1-4]|PPID|UID|EUID|RANDOM|LINENO|SECONDS|OPTIND|OPTARG|TERM|USER|LOGNAME|SHELL|LANG|LC_\w+|TZ|BASH\w*|KUBERNETES_\w+|\w+_SERVICE_(HOST|PORT\w*)|\w+_PORT_\d+_(TCP|UDP)\w*|\w+_(HOME|VERSION|PATH)|GPG_KEY|GO\w+|PYTHON\w*|NODE_\w+|NPM_\w+|JAVA_\w+)$/;
 
 /** A variable's value on the path (`$?` the status, `$!` a stand-in for the last background job); undefined: not known; null: unset. */
-function variable(name: string, state: State): string | undefined | null {
+export function variable(name: string, state: State): string | undefined | null {
   if (name === '?') return state.status === undefined ? undefined : String(state.status);
   if (name === '!') return state.lastBackground === undefined ? undefined : '%background';
   if (state.vars.has(name)) return state.vars.get(name);

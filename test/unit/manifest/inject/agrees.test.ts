@@ -31,8 +31,8 @@ const NAMESPACES = { namespaces: new Map() };
 const REFUSED: Readonly<Record<string, string>> = {
   // The proxy is a v1 Cloud SQL proxy in a custom image: no quit endpoint a wrapper could use.
   '04-k8s-job-sidecar-terminator.yaml': 'without a quit endpoint',
-  // Without its quit and exit 0 the ERR/EXIT trap script has more ways through it than the model follows.
-  '19-control-plane.yaml': 'cannot be known (more than 32 ways through the script)',
+  // Without its quit and exit 0 the ERR/EXIT trap script waits in loops that retry until a service answers.
+  '19-control-plane.yaml': 'cannot be known (a loop that may not end)',
   // A watcher container quits Linkerd for another job container: which ends last is not the wrapper's to know.
   '21-linkerd-poc.yaml': '2 job containers',
 };

@@ -134,6 +134,18 @@ const RULES: readonly Rule[] = [
   ['trap - EXIT clears it', "trap 'Q' EXIT\ntrap - EXIT\n./job", '0 w end / 1 w end'],
   ['an ERR trap runs on a failure (bash; dash has none)', "trap 'Q' ERR\n./job", '0 w end / 1 w,q@ERR end'],
   ['an ERR trap is spared where set -e is', "trap 'Q' ERR\n./job || true", '0 w end / 0 w end'],
+  [
+    'an ERR trap is not run inside a function without set -E (bash)',
+    "trap 'Q' ERR\nf() { ./job; echo on; }\nf",
+    '0 w end / 0 w end',
+    { dialect: 'bash' },
+  ],
+  [
+    'set -E runs an ERR trap inside a function (bash)',
+    "set -E\ntrap 'Q' ERR\nf() { ./job; echo on; }\nf",
+    '0 w end / 0 w,q@ERR end',
+    { dialect: 'bash' },
+  ],
   ['a trap on a signal never runs at a normal end', "trap 'Q' TERM\n./job", '0 w end / 1 w end ~ TERM'],
   ['exec skips the EXIT trap', "trap 'Q' EXIT\nexec ./job", '0 w exec / 1 w exec'],
   // exec, timeout, env and other wrappers
@@ -161,6 +173,32 @@ const RULES: readonly Rule[] = [
     '0 q,w,q exit / 1 q,w,q exit',
   ],
   ['a readiness probe is not the job', 'curl -fsS localhost:15021/healthz/ready\nexit $?', '0 q exit / 0 q exit'],
+  ['sh -c -- SCRIPT: the script is after the --', "sh -c -- 'exit 4'\nexit $?", '4 - exit / 4 - exit'],
+  // bash's (( ))
+  [
+    '(( )) of known values has a known status (bash)',
+    'n=0\n((n++))\nrc=$?\n(( n > 0 )) && exit $rc\nexit 9',
+    '1 - exit / 1 - exit',
+    { dialect: 'bash' },
+  ],
+  [
+    '(( )) of a value not known is either way (bash)',
+    '(( N > 0 )) && exit 3\nexit 4',
+    '3 - exit | 4 - exit / 3 - exit | 4 - exit',
+    { dialect: 'bash' },
+  ],
+  [
+    'a loop with a counter it keeps runs to its end (bash)',
+    'n=0\nuntil ./job; do\n  n=$((n+1))\n  (( n >= 30 )) && exit 5\n  sleep 1\ndone\nQ',
+    '0 w,q end / 5 w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w,w exit',
+    { dialect: 'bash' },
+  ],
+  // a program that reads its code from a here-document
+  [
+    'python3 - with a here-document that quits is a quit',
+    './job\npython3 - <<\'EOF\'\nimport http.client\nc = http.client.HTTPConnection("localhost", 15020, timeout=2)\nc.request("POST", "/quitquitquit")\nEOF\nexit 0',
+    '0 w,q exit / 0 w,q exit',
+  ],
   // eval and source
   ['eval of known words runs them here', "eval './job; exit 6'", '6 w exit / 6 w exit'],
   ['eval of what is not known', 'eval "$CMD"\n./job', '0 w end? / 1 w end?'],
