@@ -84,12 +84,7 @@ interface HandRolledSettings {
  * POD's job containers with their hand-rolled quits taken out (and folded scripts made literal), proven; the
  * edits to make, or why not. NAMESPACES and NAMESPACE: as the pod was read.
  */
-export function takeOutHandRolled(
-  source: Source,
-  pod: Pod,
-  podIndex: number,
-  settings: HandRolledSettings,
-): HandRolled {
+export function takeOutHandRolled(source: Source, pod: Pod, podIndex: number, settings: HandRolledSettings): HandRolled {
   // The `exit 0` after a quit that ends its body goes where the script then ends as it did; else it stays.
   const first = takeOut(source, pod, podIndex, settings, true);
   if (first.kind === 'rewritten') return first;
@@ -97,13 +92,7 @@ export function takeOutHandRolled(
   return second.kind === 'rewritten' ? second : first;
 }
 
-function takeOut(
-  source: Source,
-  pod: Pod,
-  podIndex: number,
-  settings: HandRolledSettings,
-  exits: boolean,
-): HandRolled {
+function takeOut(source: Source, pod: Pod, podIndex: number, settings: HandRolledSettings, exits: boolean): HandRolled {
   const edits: ScalarEdit[] = [];
   const rewrites = new Map<number, { readonly rewrite: Rewrite; readonly before: ContainerFacts }>();
   const lines: number[] = [];
@@ -236,12 +225,7 @@ function literalEdit(container: ContainerFacts): ScalarEdit[] {
 }
 
 /** The file with EDITS made, read again: the pod at INDEX, or why it cannot be. */
-function reread(
-  source: Source,
-  index: number,
-  edits: readonly ScalarEdit[],
-  settings: HandRolledSettings,
-): Pod | string {
+function reread(source: Source, index: number, edits: readonly ScalarEdit[], settings: HandRolledSettings): Pod | string {
   let text = '';
   let from = 0;
   for (const edit of sortEdits(edits)) {
