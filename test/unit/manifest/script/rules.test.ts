@@ -161,6 +161,7 @@ const RULES: readonly Rule[] = [
     '0 q,w,q exit / 1 q,w,q exit',
   ],
   ['a readiness probe is not the job', 'curl -fsS localhost:15021/healthz/ready\nexit $?', '0 q exit / 0 q exit'],
+  ["a read of Envoy's admin state is not the job", 'curl -s localhost:15000/server_info\nexit $?', '0 q exit / 0 q exit'],
   // eval and source
   ['eval of known words runs them here', "eval './job; exit 6'", '6 w exit / 6 w exit'],
   ['eval of what is not known', 'eval "$CMD"\n./job', '0 w end? / 1 w end?'],
