@@ -178,8 +178,13 @@ export function oracleStage(
     if (REAL.has(base) || (SPEAKERS as readonly string[]).includes(base) || base === '' || base === '.' || base === '..') continue;
     link(base === 'linkerd-await' ? LINKERD_AWAIT : POD, name.includes('/') ? at(name, cwd) : `${STUBS}/${name}`);
   }
-  // A script file a shell runs (`/bin/sh /config/initialize`): the job's work by the shell's name, as the model has it.
+  // A script file a shell runs (`/bin/sh /config/initialize`): the job's work by the shell's name, as the model has it;
+  // a sourced one: empty, as the model reads past it.
   for (const { path, shell } of files) {
+    if (shell === '.') {
+      if (!existsSync(inLayer(path))) write(path, '');
+      continue;
+    }
     link(POD, `${ORACLE}/named/${shell}`);
     if (!existsSync(inLayer(path))) write(path, `exec ${ORACLE}/named/${shell} "$@"\n`);
   }

@@ -130,12 +130,17 @@ const commandsOf = (tree: Syntax | null): string[][] =>
     [command.childForFieldName('name'), ...command.childrenForFieldName('argument')].map((word) => word?.text ?? ''),
   );
 
-/** The script files a shell of the script runs (`/bin/sh /config/initialize`), each with the shell's name. */
+/**
+ * The script files a shell of the script runs (`/bin/sh /config/initialize`), each with the shell's name, and the
+ * files it sources (`. /scripts/env.sh`, shell `.`): the model reads past a file the manifest does not hold as one
+ * that sets what it sets and returns, so the stage gives each an empty file.
+ */
 function scriptFiles(tree: Syntax | null, cwd: string): { path: string; shell: string }[] {
   return commandsOf(tree).flatMap((words) => {
     const inner = innerCommand(words, (word) => word).words;
-    const shell = (inner[0] ?? '').replace(/^.*\//, '');
+    const shell = (inner[0] ?? '').replace(/^.*\//, '').replace(/^source$/, '.');
     const file = inner[1] ?? '';
+    if (shell === '.' && /^[\w./-]+$/.test(file)) return [{ path: file.startsWith('/') ? file : join(cwd, file), shell }];
     if (!/^(sh|bash|ash|dash)$/.test(shell) || !/^[\w./-]+$/.test(file) || file.startsWith('-')) return [];
     return [{ path: file.startsWith('/') ? file : join(cwd, file), shell }];
   });

@@ -2,7 +2,7 @@
 // counts by kind, then each disagreement with its script, what each shell did, the truth and --check's findings.
 // Needs root.
 //
-//   npx node test/support/script-proof-main.ts [--seed N] [--count N] [--variants N] [--samples N] [--all]
+//   npx node test/support/script-proof-main.ts [--seed N] [--count N] [--variants N] [--shapes N] [--samples N] [--all]
 //
 // --samples N prints N generated manifests and runs nothing; --all prints every script, not only disagreements.
 
@@ -10,12 +10,14 @@ import { parseArgs } from 'node:util';
 import { loadShellParser } from '../../src/manifest/script/shell.ts';
 import { DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_VARIANTS, generateScripts, generateVariants } from './script-grammar.ts';
 import { describe, proofUnavailable, prove } from './script-proof.ts';
+import { DEFAULT_SHAPES, generateShapes } from './script-shapes.ts';
 
 const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: String(DEFAULT_SEED) },
     count: { type: 'string', default: String(DEFAULT_COUNT) },
     variants: { type: 'string', default: String(DEFAULT_VARIANTS) },
+    shapes: { type: 'string', default: String(DEFAULT_SHAPES) },
     samples: { type: 'string' },
     all: { type: 'boolean', default: false },
   },
@@ -31,7 +33,12 @@ if (!Number.isInteger(variants) || variants < 0) {
   process.stderr.write(`script-proof: --variants ${values.variants}: a whole number, 0 or more\n`);
   process.exit(2);
 }
-const scripts = [...generateScripts(seed, count), ...generateVariants(seed, variants)];
+const shapes = Number(values.shapes);
+if (!Number.isInteger(shapes) || shapes < 0) {
+  process.stderr.write(`script-proof: --shapes ${values.shapes}: a whole number, 0 or more\n`);
+  process.exit(2);
+}
+const scripts = [...generateScripts(seed, count), ...generateVariants(seed, variants), ...generateShapes(seed, shapes)];
 if (values.samples !== undefined) {
   for (const script of scripts.slice(0, Number(values.samples)))
     process.stdout.write(`# ${script.id}: ${script.shapes.join(', ')}\n${script.manifest}---\n`);

@@ -768,7 +768,10 @@ const ROWS = [
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
-          if (statusLost(container) !== undefined) continue;
+          const shell = container.script?.shell;
+          // A container that never starts (shell-missing) sends no quit at all.
+          if (statusLost(container) !== undefined || (shell !== undefined && shellMissing(shell.image, shell.program) !== undefined))
+            continue;
           const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
           for (const quit of container.aimed) {
             const { runs, via } = quit.request;

@@ -38,8 +38,11 @@ export interface Request {
 
 /** A loopback path that says it stops what serves it. */
 export const LOOPBACK_QUIT = new RegExp(`(${QUIT_WORDS.join('|')})`, 'i');
-/** A loopback path that asks whether what serves it is up: a readiness or health probe. */
-const LOOPBACK_PROBE = /(health|ready|startup|live|status|ping)/i;
+/**
+ * A loopback path that asks whether what serves it is up (a readiness or health probe), or reads a proxy's own state
+ * (Envoy's admin: server_info, clusters, stats, config_dump, listeners, certs).
+ */
+const LOOPBACK_PROBE = /(health|ready|startup|live|status|ping|server_info|clusters|stats|config_dump|listeners|certs)/i;
 
 /**
  * Whether a request is the job's own call through loopback (an app's API on another port, a sidecar's API such

@@ -365,6 +365,13 @@ const CASES: readonly Case[] = [
     ),
   },
   {
+    name: 'a quit of a container that never starts (bash in an Alpine image): shell-missing says so, not this',
+    rule: 'hand-rolled-quit',
+    yaml: job(pod('command: ["bash", "-c", "./task.sh; rc=$?; wget -qO- --post-data= http://127.0.0.1:15020/quitquitquit; exit $rc"]'), {
+      podMeta: INJECTED,
+    }).replace('image: example', 'image: alpine:3.20'),
+  },
+  {
     name: 'a quit that does not work (after &&): its error says so, not this',
     rule: 'hand-rolled-quit',
     yaml: job(pod('command: ["sh", "-c", "./task.sh && curl -XPOST localhost:15020/quitquitquit"]'), { podMeta: INJECTED }),

@@ -199,6 +199,7 @@ const RULES: readonly Rule[] = [
     './job\npython3 - <<\'EOF\'\nimport http.client\nc = http.client.HTTPConnection("localhost", 15020, timeout=2)\nc.request("POST", "/quitquitquit")\nEOF\nexit 0',
     '0 w,q exit / 0 w,q exit',
   ],
+  ["a read of Envoy's admin state is not the job", 'curl -s localhost:15000/server_info\nexit $?', '0 q exit / 0 q exit'],
   // eval and source
   ['eval of known words runs them here', "eval './job; exit 6'", '6 w exit / 6 w exit'],
   ['eval of what is not known', 'eval "$CMD"\n./job', '0 w end? / 1 w end?'],
