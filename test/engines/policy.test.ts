@@ -140,8 +140,9 @@ const injectCache = join(scratch, 'inject-cache');
 async function judge(judgeProgram: string, version: PolicyVersion, mode: (typeof MODES)[number], group: Group): Promise<Summary> {
   const plan = {
     exe: WRAPPER,
-    policyArgs: ['--image', IMAGE, ...mode.flags],
-    injectArgs: ['--image', IMAGE, ...mode.flags],
+    // --native adds no image, and takes none.
+    policyArgs: [...(mode.mode === '--native' ? [] : ['--image', IMAGE]), ...mode.flags],
+    injectArgs: [...(mode.mode === '--native' ? [] : ['--image', IMAGE]), ...mode.flags],
     namespace: group.namespace,
     injectedKinds: group.injectedKinds,
     inputs: group.inputs,
