@@ -94,6 +94,16 @@ if (newer.length > 0) {
 process.stderr.write(
   `setup: ready: Debian packages${tests ? ' for the build and the tests' : ' for the build'}, npm ci (Node ${pinnedRuns.stdout.trim()} pinned)\n`,
 );
+// With --tests: the engines of test/engines (Kubernetes' admission code, Helm 4), built with the machine's Go from
+// the Go module proxy and cached; without Go, one line says the tests that need them are skipped.
+if (tests) {
+  const engines = spawnSync(pinned, [join(root, 'scripts', 'engines.ts'), '--prepare'], {
+    cwd: root,
+    stdio: 'inherit',
+    timeout: 60 * 60_000,
+  });
+  if (engines.status !== 0) stop('the engines of test/engines did not build (the line above says why)');
+}
 
 /** The installed packages whose engines.node is a ">=MAJOR" floor above the host's major version (npm's EBADENGINE). */
 function needNewerNode(version) {
