@@ -5,6 +5,8 @@
 // wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
 // annotations as a downward-API file in any other pod and for the injected kinds (their quit switched on where
 // unset; set to anything else, the pod is refused), `--also` for a declared auth proxy.
+// A script whose own quit works (--check's advice hand-rolled-quit) is rewritten the same way where the proof holds
+// (hand-rolled.ts): the wrapper waits before the job and quits on every way out; else it is left, since it works.
 // --inject --image-volume mounts the image read-only as an image volume instead (image-volume.ts): no copy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
 // Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
@@ -75,6 +77,15 @@ const SCRIPT_RULES: readonly RuleId[] = [
 const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
   handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
 
+/**
+ * Whether every sidecar a job's script quits is one the pod has (its template or its namespace shows it): a quit of
+ * a sidecar the template declines stops nothing, and a wrapper would have nothing to stop.
+ */
+const quitsKnown = (pod: Pod): boolean =>
+  pod.jobs.every((job) =>
+    job.aimed.every((aimed) => aimed.what !== 'quit' || pod.sidecars.some((sidecar) => sidecar.kind === aimed.kind && sidecar.known)),
+  );
+
 /** What --inject says it did to a script it took a quit out of. */
 function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean): string[] {
   const notes: string[] = [];
@@ -140,18 +151,32 @@ export function inject(
     let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
     let scriptEdits: readonly ScalarEdit[] = [];
     const takenNotes: string[] = [];
-    const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
+    const broken = errors.some((finding) => SCRIPT_RULES.includes(finding.rule));
+    // A quit that works (--check's advice only): replaced where the proof holds, else the pod is left as it works.
+    const works = !broken && !settings.native && mine.some((finding) => finding.rule === 'hand-rolled-quit') && quitsKnown(pod);
+    const worksOnly = works && errors.length === 0;
+    const leave = (why: readonly string[]): void => {
+      notes.push(`${where}: left as it is: its own quit works, and the wrapper cannot replace it: ${[...new Set(why)].join('; ')}`);
+    };
+    let handRolled = (broken || works) && pod.jobs.some(rollsItsOwn);
     if (handRolled && !settings.native) {
       const taken = takeOutHandRolled(source, pod, index, { namespaces: settings.namespaces ?? new Map(), namespace: settings.namespace });
-      if (taken.kind === 'refused') {
+      if (taken.kind === 'refused' && worksOnly) {
+        leave([taken.why]);
+        continue;
+      }
+      if (taken.kind === 'refused' && !works) {
         refuse([taken.why]);
         continue;
       }
-      left = taken.left;
-      scriptEdits = taken.edits;
-      // Said only once the pod is rewritten: a pod left as it is, or refused, had nothing taken out.
-      takenNotes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
-    } else {
+      if (taken.kind === 'rewritten') {
+        left = taken.left;
+        scriptEdits = taken.edits;
+        // Said only once the pod is rewritten: a pod left as it is, or refused, had nothing taken out.
+        takenNotes.push(...handRolledNotes(where, taken, workload.restartPolicy === 'OnFailure'));
+      } else handRolled = false;
+    }
+    if (!handRolled || settings.native) {
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
       if (cannot !== undefined) {
@@ -190,7 +215,8 @@ export function inject(
     for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
     const refusals = settings.native ? addNative(guarded, workload) : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
-    if (refusals.length > 0) refuse([...new Set(refusals)]);
+    if (refusals.length > 0 && handRolled && worksOnly) leave(refusals);
+    else if (refusals.length > 0) refuse([...new Set(refusals)]);
     else {
       if (settings.verdictsOnly !== true) guarded.commit();
       notes.push(...takenNotes);
