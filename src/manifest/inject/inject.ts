@@ -22,7 +22,7 @@ import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
+import { check, type Finding, handRolledAdvice, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { missingPrograms } from '../check/quits.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
@@ -152,8 +152,9 @@ export function inject(
     let scriptEdits: readonly ScalarEdit[] = [];
     const takenNotes: string[] = [];
     const broken = errors.some((finding) => SCRIPT_RULES.includes(finding.rule));
-    // A quit that works (--check's advice only): replaced where the proof holds, else the pod is left as it works.
-    const works = !broken && !settings.native && mine.some((finding) => finding.rule === 'hand-rolled-quit') && quitsKnown(pod);
+    // A quit that works (--check's advice hand-rolled-quit, said or hidden by a warning on its line): replaced where
+    // the proof holds, else the pod is left as it works.
+    const works = !broken && !settings.native && handRolledAdvice(pod).length > 0 && quitsKnown(pod);
     const worksOnly = works && errors.length === 0;
     const leave = (why: readonly string[]): void => {
       notes.push(`${where}: left as it is: its own quit works, and the wrapper cannot replace it: ${[...new Set(why)].join('; ')}`);

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { check, said } from '../../../../src/manifest/check/rules.ts';
 import { advised, inject } from '../../../../src/manifest/inject/inject.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
-import { istioScriptJob, source } from '../../../support/manifest.ts';
+import { istioJobHead, istioScriptJob, source } from '../../../support/manifest.ts';
 
 await loadShellParser();
 const IMAGE = 'registry.example/istio-job-run:9.9.9';
@@ -65,6 +65,15 @@ describe('a script whose own quit works', () => {
     assert.ok(out.includes(`- "${WAIT} && ./migrate; rc=$?; exit $rc"\n`), out);
   });
 
+  test('a wait after the work stays, and --check finds nothing of it behind the wrapper, which waited first', () => {
+    const text = job(`"set -e; ./migrate; until ${WAIT}; do sleep 1; done; ${QUIT}"`, 'OnFailure');
+    // The advice hand-rolled-quit gives way to the warning on the same line; --inject reads it all the same.
+    assert.deepEqual(rules(text), ['warning wait-after-work']);
+    const { out } = rewritten(text);
+    assert.ok(out.includes(`- "set -e; ./migrate; until ${WAIT}; do sleep 1; done;"\n`), out);
+    assert.deepEqual(rules(out), []);
+  });
+
   test('OnFailure, quitting only after a success: the wrapper quits on success only', () => {
     const text = job(`"./migrate && ${QUIT}"`, 'OnFailure');
     assert.deepEqual(rules(text), ['info hand-rolled-quit']);
@@ -100,6 +109,17 @@ describe('a script whose own quit works', () => {
         "container migrate: its quit on line 18 shares a command with the job's (sh -c './report; curl -fsS -X POST http://127.0.0.1:15020...): take it out by hand",
     ]);
     for (const finding of advised(source(text), { namespaces: new Map() })) assert.equal(finding.inject, undefined);
+  });
+
+  test('a quit inside exec bash -c whose script is quoted in pieces: left as it is, not cut whole', () => {
+    // The inner script's words are quoted strings joined ('\''): what it runs besides the quit cannot be read word by word.
+    const inner = `exec bash -c 'migrate; rc=$?; wget -q -O- --post-data='\\'''\\'' http://localhost:15020/quitquitquit; exit $rc'`;
+    const text = `${istioJobHead()}          command: ${JSON.stringify(['bash', '-c', inner])}\n`;
+    assert.deepEqual(rules(text), ['info hand-rolled-quit']);
+    leftAsItIs(text, [
+      'test.yaml:1: Job migrate: left as it is: its own quit works, and the wrapper cannot replace it: ' +
+        `container migrate: its quit on line 15 shares a command with the job's (${inner.slice(0, inner.indexOf('data=') + 8)}...): take it out by hand`,
+    ]);
   });
 
   test('a native sidecar: nothing to do, byte for byte', () => {
