@@ -5,7 +5,8 @@
 // (OnFailure) a quit follows a failed job or none follows a success. --check must report an error naming one of
 // the problem's rules on every broken script, and no error on one that works.
 //
-// Then --inject, proven by running: every generated script that --check calls broken is given to --inject, and each
+// Then --inject, proven by running: every generated script that --check calls broken, or whose own quit works without
+// a retried wait before the job (hand-rolled-quit), is given to --inject, and each
 // it rewrites (its own quit taken out, the command wrapped) runs for real in the same pods, the built wrapper in
 // front, in dash and in bash, the job exiting 0 and 3: the container must start the job's commands as often as the
 // original did, end with the job's code (or 0 after a failure where the original already did), the sidecar be told
@@ -293,8 +294,9 @@ const WRITTEN: readonly (readonly [GeneratedScript, readonly Problem[]])[] = [
 ];
 
 /**
- * Shapes --inject once refused or rewrote wrongly, each broken by --check's reading: each must be rewritten, and its
- * rewrite run as the generated ones are (the job's commands started as often as in the original, in each shell).
+ * Shapes --inject once refused, rewrote wrongly or left as they were, each broken by --check's reading or quitting by
+ * hand where the wrapper does better (hand-rolled-quit): each must be rewritten, and its rewrite run as the generated
+ * ones are (the job's commands started as often as in the original, in each shell).
  */
 const CLASSES: readonly GeneratedScript[] = [
   // Two quits of one and-or list, one in its middle.
@@ -305,6 +307,18 @@ const CLASSES: readonly GeneratedScript[] = [
   writtenScript('class-trap-more-than-quit', 'sh', 'OnFailure', `trap 'sync-users; ${QUIT}' EXIT\nmigrate`),
   // The status lost by the script itself before the quit: no worse behind the wrapper, which quits on every way out.
   writtenScript('class-status-lost-before-quit', 'sh', 'Never', `migrate; sleep 1; echo done; ${QUIT}`),
+  // A quit that works, without a wait for readiness before the job (--check's hand-rolled-quit): replaced by the
+  // wrapper, which waits, and quits on every way out (after a success only, under OnFailure).
+  writtenScript('class-working-keeps-status', 'sh', 'Never', `migrate; rc=$?\n${QUIT}\nexit $rc`),
+  writtenScript('class-working-onfailure-and', 'bash', 'OnFailure', `migrate && ${QUIT}`),
+  writtenScript('class-working-pkill', 'sh', 'Never', `migrate; rc=$?; pkill ${PROXY_PROCESS}; exit $rc`, { sharesProcesses: true }),
+  // A wait the script had before the job, not retried: it stays, and passes at once behind the wrapper's.
+  writtenScript(
+    'class-working-wait-kept',
+    'sh',
+    'Never',
+    `curl -fsS http://localhost:${istioPort('health')}/healthz/ready && migrate; rc=$?; ${QUIT}; exit $rc`,
+  ),
 ];
 
 const unavailable = proofUnavailable();
@@ -386,22 +400,29 @@ function wrong(run: Run, code: number, quitAfter: boolean, original: Run | undef
   return problems;
 }
 
+/** Whether --check finds a script broken, or quitting by hand where the wrapper does better: --inject's to rewrite. */
+const forInject = (one: Proven): boolean =>
+  one.findings.some((finding) => finding.level === 'error' || finding.rule === 'hand-rolled-quit');
+
 describe(`--inject's rewrites of the broken generated scripts, run in dash and bash (seed ${SEED})`, { skip: unavailable }, () => {
-  const counts = { broken: 0, rewritten: 0, refused: 0, proven: 0, failsByItself: 0 };
+  const counts = { broken: 0, working: 0, rewritten: 0, refused: 0, proven: 0, failsByItself: 0 };
   const refusals = new Map<string, string>();
   const originals = new Map<string, Proven>();
+  const written = new Set<string>();
   let rewritten: Proven[] = [];
   before(
     async () => {
       await loadShellParser();
-      const broken = (await prove([...generated, ...CLASSES])).filter((one) => one.findings.some((finding) => finding.level === 'error'));
-      counts.broken = broken.length;
+      const broken = (await prove([...generated, ...CLASSES])).filter(forInject);
+      counts.working = broken.filter((one) => !one.findings.some((finding) => finding.level === 'error')).length;
+      counts.broken = broken.length - counts.working;
       const scripts: GeneratedScript[] = [];
       for (const one of broken) {
         originals.set(`${one.script.id}-injected`, one);
         const result = injected(one.script);
         if (typeof result === 'string') refusals.set(one.script.id, result);
         else if (result !== undefined) scripts.push(result);
+        if (result !== undefined && typeof result !== 'string') written.add(one.script.id);
       }
       counts.refused = refusals.size;
       counts.rewritten = scripts.length;
@@ -413,7 +434,8 @@ describe(`--inject's rewrites of the broken generated scripts, run in dash and b
   test('some broken scripts are rewritten, and each refusal names its Job and why', () => {
     assert.ok(counts.rewritten > 0, JSON.stringify(counts));
     for (const script of CLASSES) assert.ok(!refusals.has(script.id), `${script.id}: ${refusals.get(script.id)}`);
-    for (const script of CLASSES) assert.ok(originals.has(`${script.id}-injected`), `${script.id}: --check finds it working`);
+    for (const script of CLASSES) assert.ok(originals.has(`${script.id}-injected`), `${script.id}: --check finds nothing to replace`);
+    for (const script of CLASSES) assert.ok(written.has(script.id), `${script.id}: --inject leaves it as it is`);
     for (const [id, why] of refusals) assert.match(why, new RegExp(`^${id}\\.yaml:\\d+: Job \\S+: \\S`), why);
   });
 
@@ -448,7 +470,7 @@ describe(`--inject's rewrites of the broken generated scripts, run in dash and b
       else failures.push(`${[...problems, ...errors].join('; ')}\n${describeProven(one)}`);
     }
     process.stderr.write(
-      `script proof, --inject: ${counts.broken} broken, ${counts.rewritten} rewritten, ${counts.refused} refused, ${counts.proven} proven by running, ${counts.failsByItself} failing by themselves in both shells\n`,
+      `script proof, --inject: ${counts.broken} broken, ${counts.working} quitting by hand where the wrapper does better, ${counts.rewritten} rewritten, ${counts.refused} refused, ${counts.proven} proven by running, ${counts.failsByItself} failing by themselves in both shells\n`,
     );
     assert.deepEqual(failures, []);
   });

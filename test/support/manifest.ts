@@ -23,15 +23,18 @@ export function insertedOnly(before: string, after: string): boolean {
   return at === before.length && after.length > before.length;
 }
 
-/** A Job whose pod asks for an Istio sidecar and runs no wrapper: what --check reports and --inject rewrites. */
-export const MIGRATE_JOB = `apiVersion: batch/v1
+/** A Job named migrate, down to its pod template's metadata. */
+const MIGRATE_TOP = `apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrate
 spec:
   template:
     metadata:
-      labels:
+`;
+
+/** A Job whose pod asks for an Istio sidecar and runs no wrapper: what --check reports and --inject rewrites. */
+export const MIGRATE_JOB = `${MIGRATE_TOP}      labels:
         sidecar.istio.io/inject: "true"
     spec:
       restartPolicy: Never
@@ -40,3 +43,20 @@ spec:
         image: registry.example/migrate:1.0
         command: ["/app/migrate"]
 `;
+
+/** A Job whose pod asks for Istio by annotation, down to its one container's image: its command goes after. */
+export const istioJobHead = (policy = 'Never'): string => `${MIGRATE_TOP}      annotations:
+        sidecar.istio.io/inject: "true"
+    spec:
+      restartPolicy: ${policy}
+      containers:
+        - name: migrate
+          image: example/migrate
+`;
+
+/** That Job, its container running SCRIPT (as written in YAML) with sh -c; EXTRA: more containers after it. */
+export const istioScriptJob = (script: string, policy = 'Never', extra = ''): string => `${istioJobHead(policy)}          command:
+            - sh
+            - -c
+            - ${script}
+${extra}`;

@@ -137,7 +137,8 @@ export function agreement(
  * One table of job containers by what they say to their sidecar, for the policy and --inject alike: a quit (in the
  * command, or its URL in the container's env), a call to the sidecar's own API, a wait for its readiness. What both
  * must do: a container that only calls the API or waits is wrapped by both (nothing stops the sidecar); one that
- * quits is left to --inject, which judges its script (here it works: left as it is).
+ * quits is left alone by the policy and left to --inject, which judges its script (here the quit works, and --inject
+ * replaces it with the wrapper).
  */
 export interface SpeakingCase {
   readonly name: string;

@@ -99,14 +99,14 @@ export const SHAPES: readonly Shape[] = [
     'pkill pilot-agent across a shared process namespace, the status kept: it works',
     './migrate; rc=$?; pkill pilot-agent; exit $rc',
     'istio classic',
-    'unchanged',
+    'rewritten',
     'shareProcessNamespace: true',
   ),
   scripted(
     "a quit of pilot-agent that keeps the job's status: it works",
     `./migrate; rc=$?; ${QUIT}; exit $rc`,
     'istio classic',
-    'unchanged',
+    'rewritten',
   ),
   annotated('proxy.istio.io/config on the pod template', 'proxy.istio.io/config: "holdApplicationUntilProxyStarts: true"', 'istio classic'),
   {

@@ -635,7 +635,9 @@ const ROWS = [
           const wait = container.aimed.find(
             (aimed) => aimed.what === 'wait' && aimed.request.runs.afterWork && aimed.request.runs.trap === undefined,
           );
-          if (wait === undefined || wrongWrapper(container, wait.line)) continue;
+          // istio-job-run in front waited for readiness before the script began.
+          const waited = container.wrapper?.program === PROGRAM && container.wrapper.options?.wait !== false;
+          if (wait === undefined || waited || wrongWrapper(container, wait.line)) continue;
           report(
             wait.line,
             `container ${container.name}: this waits for the ${nameOf(wait.kind)} after the job's commands, which ran before it was ready ` +
@@ -766,38 +768,7 @@ const ROWS = [
     level: 'info',
     finds: 'a quit the script sends itself that works, without a wait for readiness with retries before the job',
     check: ({ pods }, report) => {
-      for (const pod of pods) {
-        for (const container of pod.jobs) {
-          const shell = container.script?.shell;
-          // A container that never starts (shell-missing) sends no quit at all.
-          if (statusLost(container) !== undefined || (shell !== undefined && shellMissing(shell.image, shell.program) !== undefined))
-            continue;
-          const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
-          for (const quit of container.aimed) {
-            const { runs, via } = quit.request;
-            const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
-            // A quit that does not work is another rule's error, on its line (check() then drops this advice).
-            if (
-              quit.what !== 'quit' ||
-              quit.envoyAdmin === true ||
-              !runs.onSuccess ||
-              sidecar?.form !== 'classic' ||
-              sidecar.quitOn === false
-            )
-              continue;
-            const wait = waits.find((aimed) => aimed.kind === quit.kind);
-            if (wait?.request.runs.repeated === true) continue;
-            const lacks = [
-              wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
-              ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
-            ];
-            report(
-              quit.line,
-              `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
-            );
-          }
-        }
-      }
+      for (const pod of pods) for (const { line, message } of handRolledAdvice(pod)) report(line, message);
     },
   },
 ] as const satisfies readonly Rule[];
@@ -812,6 +783,38 @@ function blindWatcher(pod: Pod, container: ContainerFacts): Event | undefined {
   if (facts.outcome.unknown.success !== undefined || facts.outcome.success.some((path) => path.unknown !== undefined)) return undefined;
   const quits = facts.outcome.success.map((path) => quitIn(container, path));
   return quits.every((quit) => quit !== undefined) ? quits[0] : undefined;
+}
+
+/**
+ * The advice of hand-rolled-quit for POD: each quit a job's script sends itself that works, without a retried wait
+ * for readiness before the job (--inject reads it too, where a problem on the same line hides the advice).
+ */
+export function handRolledAdvice(pod: Pod): { line: number; message: string }[] {
+  const advice: { line: number; message: string }[] = [];
+  for (const container of pod.jobs) {
+    const shell = container.script?.shell;
+    // A container that never starts (shell-missing) sends no quit at all.
+    if (statusLost(container) !== undefined || (shell !== undefined && shellMissing(shell.image, shell.program) !== undefined)) continue;
+    const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
+    for (const quit of container.aimed) {
+      const { runs, via } = quit.request;
+      const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+      // A quit that does not work is another rule's error, on its line (check() then drops this advice).
+      if (quit.what !== 'quit' || quit.envoyAdmin === true || !runs.onSuccess || sidecar?.form !== 'classic' || sidecar.quitOn === false)
+        continue;
+      const wait = waits.find((aimed) => aimed.kind === quit.kind);
+      if (wait?.request.runs.repeated === true) continue;
+      const lacks = [
+        wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
+        ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
+      ];
+      advice.push({
+        line: quit.line,
+        message: `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
+      });
+    }
+  }
+  return advice;
 }
 
 /** Where a script that quits ends with 0 after the job failed, on every path the model knows: the status is lost. */

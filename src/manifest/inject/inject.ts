@@ -5,6 +5,8 @@
 // wrapper needs to find each sidecar: the downward-API status variable in a pod with Istio, the pod's
 // annotations as a downward-API file in any other pod and for the injected kinds (their quit switched on where
 // unset; set to anything else, the pod is refused), `--also` for a declared auth proxy.
+// A script whose own quit works (--check's advice hand-rolled-quit) is rewritten the same way where the proof holds
+// (hand-rolled.ts): the wrapper waits before the job and quits on every way out; else it is left, since it works.
 // --inject --image-volume mounts the image read-only as an image volume instead (image-volume.ts): no copy.
 // --inject --native instead only adds sidecar.istio.io/nativeSidecar: "true" to the pod template.
 // Only insertions (edits.ts): the rest of the file stays byte for byte, and no node another place reaches
@@ -21,7 +23,7 @@ import type { Profile } from '../../config/profile.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { check, type Finding, type InjectVerdict, type RuleId } from '../check/rules.ts';
+import { check, type Finding, handRolledAdvice, type InjectVerdict, type RuleId } from '../check/rules.ts';
 import { missingPrograms } from '../check/quits.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
@@ -80,6 +82,15 @@ const SCRIPT_RULES: readonly RuleId[] = [
 /** Whether a job container's script quits its sidecar itself (or is a folded block of commands). */
 const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
   handQuits(container).length > 0 || foldedCommands(container) || container.scriptWrappers.some((wrapper) => wrapper.quits);
+
+/**
+ * Whether every sidecar a job's script quits is one the pod has (its template or its namespace shows it): a quit of
+ * a sidecar the template declines stops nothing, and a wrapper would have nothing to stop.
+ */
+const quitsKnown = (pod: Pod): boolean =>
+  pod.jobs.every((job) =>
+    job.aimed.every((aimed) => aimed.what !== 'quit' || pod.sidecars.some((sidecar) => sidecar.kind === aimed.kind && sidecar.known)),
+  );
 
 /** What --inject says it did to a script it took a quit out of. */
 function handRolledNotes(where: string, taken: Extract<HandRolled, { kind: 'rewritten' }>, onFailure: boolean, native = false): string[] {
@@ -149,21 +160,36 @@ export function inject(
     let scriptEdits: readonly ScalarEdit[] = [];
     const takenNotes: string[] = [];
     let takenOut: Extract<HandRolled, { kind: 'rewritten' }> | undefined;
-    const handRolled = errors.some((finding) => SCRIPT_RULES.includes(finding.rule)) && pod.jobs.some(rollsItsOwn);
+    const broken = errors.some((finding) => SCRIPT_RULES.includes(finding.rule));
+    // A quit that works (--check's advice hand-rolled-quit, said or hidden by a warning on its line): replaced where
+    // the proof holds, else the pod is left as it works.
+    const works = !broken && !legacyNative && handRolledAdvice(pod).length > 0 && quitsKnown(pod);
+    const worksOnly = works && errors.length === 0;
+    const leave = (why: readonly string[]): void => {
+      notes.push(`${where}: left as it is: its own quit works, and the wrapper cannot replace it: ${[...new Set(why)].join('; ')}`);
+    };
+    let handRolled = (broken || works) && pod.jobs.some(rollsItsOwn);
     if (handRolled && !legacyNative) {
       const taken = takeOutHandRolled(source, pod, index, {
         namespaces: settings.namespaces ?? new Map(),
         namespace: settings.namespace,
         ...(settings.profile === undefined ? {} : { profile: settings.profile }),
       });
-      if (taken.kind === 'refused') {
+      if (taken.kind === 'refused' && worksOnly) {
+        leave([taken.why]);
+        continue;
+      }
+      if (taken.kind === 'refused' && !works) {
         refuse([taken.why]);
         continue;
       }
-      left = taken.left;
-      scriptEdits = taken.edits;
-      takenOut = taken;
-    } else {
+      if (taken.kind === 'rewritten') {
+        left = taken.left;
+        scriptEdits = taken.edits;
+        takenOut = taken;
+      } else handRolled = false;
+    }
+    if (!handRolled || legacyNative) {
       const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
       if (cannot !== undefined) {
@@ -174,7 +200,8 @@ export function inject(
     // Native first where the profile lets every sidecar left be native; else the wrapper (or, --native, refused).
     const plan = planFor(pod, left, settings);
     if (plan.fix === 'refuse') {
-      refuse(plan.why);
+      if (handRolled && worksOnly) leave(plan.why);
+      else refuse(plan.why);
       continue;
     }
     const nativeFix = legacyNative || plan.fix === 'native';
@@ -215,7 +242,8 @@ export function inject(
         ? makeNative(guarded, source, pod, left, (note) => notes.push(`${where}: ${note}`))
         : addWrapper(guarded, pod, left, settings);
     refusals.push(...guarded.refusals);
-    if (refusals.length > 0) refuse([...new Set(refusals)]);
+    if (refusals.length > 0 && handRolled && worksOnly) leave(refusals);
+    else if (refusals.length > 0) refuse([...new Set(refusals)]);
     else {
       if (settings.verdictsOnly !== true) guarded.commit();
       notes.push(...takenNotes);

@@ -178,6 +178,8 @@ function stringsHoldJob(command: Syntax, quits: readonly number[]): boolean {
     if (word.field !== 'argument') continue;
     const inside = quits.filter((quit) => quit >= word.startIndex && quit < word.endIndex);
     if (inside.length === 0) continue;
+    // Quoted in pieces ('...'\''...'): its script is not one string to read, so what else it runs is not known.
+    if (word.type === 'concatenation') return true;
     const text = word.type === 'raw_string' || word.type === 'string' ? word.text.slice(1, -1) : word.text;
     const tree = parseShell(text);
     if (tree === null || tree.hasError) return true;

@@ -8,7 +8,7 @@ import { check } from '../../../../src/manifest/check/rules.ts';
 import { inject } from '../../../../src/manifest/inject/inject.ts';
 import { takeQuitsOut } from '../../../../src/manifest/inject/unquit.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
-import { source } from '../../../support/manifest.ts';
+import { istioJobHead, istioScriptJob, source } from '../../../support/manifest.ts';
 
 await loadShellParser();
 const IMAGE = 'registry.example/istio-job-run:9.9.9';
@@ -85,28 +85,8 @@ describe("a script's own quit taken out", () => {
   });
 });
 
-/** A Job whose pod asks for Istio, down to its one container's image: its command goes after. */
-const jobHead = (policy = 'Never'): string => `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    metadata:
-      annotations:
-        sidecar.istio.io/inject: "true"
-    spec:
-      restartPolicy: ${policy}
-      containers:
-        - name: migrate
-          image: example/migrate
-`;
-
-const job = (script: string, policy = 'Never'): string => `${jobHead(policy)}          command:
-            - sh
-            - -c
-            - ${script}
-`;
+const jobHead = istioJobHead;
+const job = istioScriptJob;
 
 describe('--inject over a Job whose script quits by hand', () => {
   const rewrite = (text: string): string => {
