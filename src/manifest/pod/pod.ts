@@ -22,7 +22,8 @@ import {
 } from '../../config/kinds.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
-import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { basename, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { commandStart, INITS } from '../script/programs.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import {
@@ -461,8 +462,7 @@ function programsOf(words: readonly string[]): string[] {
     const program = basename(words[at] as string);
     programs.push(program);
     if (!INITS.has(program) && program !== 'kubexit') break;
-    at++;
-    while (at < words.length && (words[at] as string).startsWith('-')) if (words[at++] === '--') break;
+    at += 1 + (commandStart(program, words.slice(at + 1)) ?? 0);
   }
   return programs;
 }
@@ -476,17 +476,11 @@ function readContainer(source: Source, node: YAMLMap, init: boolean, shares: boo
   const { words, nodes } = argvOf(node);
   let at = 0;
   let wrapper: ContainerFacts['wrapper'];
-  // tini -g -- sh -c ..., then a wrapper, then the shell.
-  const skipOptions = (): void => {
-    while (at < words.length && (words[at] as string).startsWith('-')) {
-      if (words[at++] === '--') break;
-    }
-  };
+  // tini -e 143 -- sh -c ..., then a wrapper, then the shell.
   for (let guard = 0; guard < 8 && at < words.length; guard++) {
     const program = basename(words[at] as string);
     if (INITS.has(program)) {
-      at++;
-      skipOptions();
+      at += 1 + (commandStart(program, words.slice(at + 1)) ?? 0);
     } else if ((WRAPPERS as readonly string[]).includes(program)) {
       const rest = words.slice(at + 1);
       const reading = readWrapper(program, rest, Object.fromEntries(containerEnv(node)));
