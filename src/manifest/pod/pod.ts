@@ -5,6 +5,7 @@
 // or wait for which sidecar.
 
 import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
+import { PROGRAM } from '../../bundle/self.ts';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import type { Options } from '../../config/options.ts';
 import { INJECTED_NAMESPACES_FLAG } from '../../config/tool-flags.ts';
@@ -23,7 +24,7 @@ import {
 import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
 import { basename, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
-import { commandStart, INITS } from '../script/programs.ts';
+import { commandStart, INITS, wrapperStops as tableStops } from '../script/programs.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import {
@@ -598,8 +599,7 @@ function wrapperStops(
   options: Options | undefined,
   container: Node,
 ): readonly KindName[] | 'all' {
-  if (program === 'linkerd-await') return args.some((arg) => arg === '--shutdown' || arg === '-S') ? ['linkerd'] : [];
-  if (program === 'kubexit' || program === 'scuttle') return 'all';
+  if (program !== PROGRAM) return tableStops(program, args);
   // istio-job-run: Istio unless --sidecar none, the kinds of --also, and those of the pod's annotations file.
   if (options === undefined) return [];
   const stops: KindName[] = [];

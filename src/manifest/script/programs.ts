@@ -1,8 +1,10 @@
 // The one table of programs that run a command: the inits (tini, catatonit, dumb-init), the programs that run their
 // arguments (timeout, env, nice, nohup, stdbuf, setsid) and the wrappers that stop sidecars after it (istio-job-run,
 // linkerd-await, scuttle, kubexit). Each row holds the program's options as its own getopt string, read from its
-// source and cited beside it, and where its command starts after them. Every reader of such a program's words (a
+// source and cited beside it, where its command starts after them, and which sidecars a wrapper stops. Every reader of such a program's words (a
 // container's command, a command inside a script, the policy) asks this table.
+
+import type { KindName } from '../../config/kinds.ts';
 
 /** A program that runs a command given on its command line. */
 export interface Program {
@@ -16,6 +18,13 @@ export interface Program {
   readonly othersTakeValue?: { readonly longSwitches: readonly string[] };
   /** Words after its options and before the command: a duration (timeout), NAME=VALUE assignments (env). */
   readonly operands?: 'duration' | 'assignments';
+  /** The sidecars a wrapper stops when its command ends ('all': every one of the pod's), given one of WHEN among its words where named. */
+  readonly stops?: {
+    readonly kinds: readonly KindName[] | 'all';
+    readonly when?: readonly string[];
+    /** It stops them only through a tombstone that sidecars run under it too wait for (kubexit), not by a quit of its own. */
+    readonly tombstone?: true;
+  };
   /** What it does to the command when the pod stops it: forwards signals to it (an init), or nothing of its own. */
   readonly sends: 'forwards signals' | 'sends a signal when a time runs out' | 'nothing';
 }
@@ -67,14 +76,34 @@ export const PROGRAMS: ReadonlyMap<string, Program> = new Map<string, Program>([
       role: 'wrapper',
       getopt: '+SvhV',
       othersTakeValue: { longSwitches: ['--shutdown', '--verbose', '--help', '--version'] },
+      stops: { kinds: ['linkerd'], when: ['-S', '--shutdown'] },
       sends: 'nothing',
     },
   ],
   // scuttle (redboxllc/scuttle main.go) and kubexit (karlkfi/kubexit cmd/kubexit/main.go) read no options: they
   // run their first argument, whatever it is (an empty getopt string: no option parsing at all).
-  ['scuttle', { role: 'wrapper', getopt: '', sends: 'nothing' }],
-  ['kubexit', { role: 'wrapper', getopt: '', sends: 'nothing' }],
+  ['scuttle', { role: 'wrapper', getopt: '', stops: { kinds: 'all' }, sends: 'nothing' }],
+  ['kubexit', { role: 'wrapper', getopt: '', stops: { kinds: 'all', tombstone: true }, sends: 'nothing' }],
 ]);
+
+/** The sidecars wrapper NAME stops with these ARGS (its words after its name): none where it is no such wrapper. */
+export function wrapperStops(name: string, args: readonly string[]): readonly KindName[] | 'all' {
+  const stops = PROGRAMS.get(name)?.stops;
+  if (stops === undefined || (stops.when !== undefined && !args.some((arg) => stops.when?.includes(arg)))) return [];
+  return stops.kinds;
+}
+
+/** Whether wrapper NAME with these ARGS tells sidecars to quit itself when its command ends (not kubexit's tombstone). */
+export function quitsItself(name: string, args: readonly string[]): boolean {
+  const stops = wrapperStops(name, args);
+  return PROGRAMS.get(name)?.stops?.tombstone !== true && (stops === 'all' || stops.length > 0);
+}
+
+/** The one sidecar a wrapper is made for, where it stops one kind only (linkerd-await: Linkerd's proxy). */
+export function wrapperKind(name: string): KindName | undefined {
+  const kinds = PROGRAMS.get(name)?.stops?.kinds;
+  return kinds !== undefined && kinds !== 'all' && kinds.length === 1 ? kinds[0] : undefined;
+}
 
 /** The inits: PID 1 programs that run one command after their options (and `--`). */
 export const INITS: ReadonlySet<string> = new Set([...PROGRAMS].filter(([, program]) => program.role === 'init').map(([name]) => name));

@@ -84,6 +84,8 @@ const CASES: readonly Case[] = [
     command: `command: ["dumb-init", "--rewrite", "15:2", "--", "sh", "-c", "./job; ${QUIT}"]`,
     findings: ['exit-code-lost'],
   },
+  // kubexit in a script stops only sidecars run under kubexit too: an injected istio-proxy is not.
+  { name: 'kubexit in a script', script: 'echo start\nkubexit ./job', findings: ['unwrapped'] },
   { name: 'exec sh -c', command: `command: ["exec", "sh", "-c", "./job && ${QUIT}"]`, findings: ['quit-skipped-on-failure'] },
   {
     name: 'a quit that always runs under OnFailure, behind timeout',

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { commandStart, PROGRAMS } from '../../../../src/manifest/script/programs.ts';
+import { commandStart, PROGRAMS, quitsItself, wrapperStops } from '../../../../src/manifest/script/programs.ts';
 
 /** `program args...` -> the index among the args where the command starts (past the end: none). */
 const READINGS: readonly (readonly [string, number])[] = [
@@ -41,6 +41,26 @@ const READINGS: readonly (readonly [string, number])[] = [
   ['scuttle echo ran', 0],
   ['kubexit -x echo ran', 0],
 ];
+
+/** `wrapper args...` -> the sidecars it stops, and whether it tells them to quit itself. */
+const STOPS: readonly (readonly [string, readonly string[] | 'all', boolean])[] = [
+  ['linkerd-await --shutdown -- ./job', ['linkerd'], true],
+  ['linkerd-await -S ./job', ['linkerd'], true],
+  ['linkerd-await -- ./job', [], false],
+  ['scuttle ./job', 'all', true],
+  ['kubexit ./job', 'all', false],
+  ['tini -- ./job', [], false],
+];
+
+describe('the table of programs: what a wrapper stops', () => {
+  for (const [line, stops, itself] of STOPS) {
+    const [program = '', ...args] = line.split(' ');
+    test(`${line} -> ${JSON.stringify(stops)}${itself ? ', by a quit of its own' : ''}`, () => {
+      assert.deepEqual(wrapperStops(program, args), stops);
+      assert.equal(quitsItself(program, args), itself);
+    });
+  }
+});
 
 /** Whether PROGRAM is installed here. */
 const installed = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${program}`], { timeout: 5000 }).status === 0;
