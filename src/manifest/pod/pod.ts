@@ -24,7 +24,7 @@ import {
 import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
 import { basename, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
-import { commandStart, INITS, wrapperStops as tableStops } from '../script/programs.ts';
+import { commandStart, INITS, SIDECAR_FRONTS, wrapperStops as tableStops } from '../script/programs.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import {
@@ -462,7 +462,7 @@ function programsOf(words: readonly string[]): string[] {
   for (let at = 0; at < words.length && programs.length < 4; ) {
     const program = basename(words[at] as string);
     programs.push(program);
-    if (!INITS.has(program) && program !== 'kubexit') break;
+    if (!SIDECAR_FRONTS.has(program)) break;
     at += 1 + (commandStart(program, words.slice(at + 1)) ?? 0);
   }
   return programs;

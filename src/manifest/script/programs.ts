@@ -108,6 +108,11 @@ export function wrapperKind(name: string): KindName | undefined {
 /** The inits: PID 1 programs that run one command after their options (and `--`). */
 export const INITS: ReadonlySet<string> = new Set([...PROGRAMS].filter(([, program]) => program.role === 'init').map(([name]) => name));
 
+/** The programs a sidecar's own program may run under in its container: the inits, and kubexit (its tombstone's reader). */
+export const SIDECAR_FRONTS: ReadonlySet<string> = new Set(
+  [...PROGRAMS].filter(([, program]) => program.role === 'init' || program.stops?.tombstone === true).map(([name]) => name),
+);
+
 /**
  * Where the command of PROGRAM starts in ARGS (the words after its name), read as its getopt reads them: a switch,
  * an option and its value (joined, `-e143`, or the next word), long options (`--rewrite=15:2`, `--rewrite 15:2`),
