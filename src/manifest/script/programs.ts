@@ -1,7 +1,8 @@
 // The one table of programs that run a command: the inits (tini, catatonit, dumb-init), the programs that run their
 // arguments (timeout, env, nice, nohup, stdbuf, setsid) and the wrappers that stop sidecars after it (istio-job-run,
 // linkerd-await, scuttle, kubexit). Each row holds the program's options as its own getopt string, read from its
-// source and cited beside it, where its command starts after them, and which sidecars a wrapper stops. Every reader of such a program's words (a
+// source and cited beside it, where its command starts after them, and which sidecars a wrapper stops; and the
+// sidecars' own programs (`cloud-sql-proxy shutdown`, `pilot-agent request`), with what each subcommand sends. Every reader of such a program's words (a
 // container's command, a command inside a script, the policy) asks this table.
 
 import type { KindName } from '../../config/kinds.ts';
@@ -27,6 +28,31 @@ export interface Program {
   };
   /** What it does to the command when the pod stops it: forwards signals to it (an init), or nothing of its own. */
   readonly sends: 'forwards signals' | 'sends a signal when a time runs out' | 'nothing';
+}
+
+/** What a sidecar's own program sends when run with a subcommand: its kind's quit, the request its words name, a wait for ready. */
+type Sends = 'quit' | 'request' | 'ready';
+
+/**
+ * The sidecars' own programs that speak to their sidecar, keyed by basename: each subcommand and what it sends (the
+ * first of the program's words that names one is its subcommand, after any flags).
+ */
+const SIDECAR_COMMANDS: ReadonlyMap<string, { readonly kind: KindName; readonly subcommands: Readonly<Record<string, Sends>> }> = new Map([
+  // GoogleCloudPlatform/cloud-sql-proxy cmd/root.go (and alloydb-auth-proxy's): `shutdown` posts to the admin
+  // port's /quitquitquit.
+  ['cloud-sql-proxy', { kind: 'cloud-sql-proxy', subcommands: { shutdown: 'quit' } }],
+  ['alloydb-auth-proxy', { kind: 'alloydb-auth-proxy', subcommands: { shutdown: 'quit' } }],
+  // istio/istio pilot/cmd/pilot-agent/app/request.go and wait.go: `request METHOD PATH` to the agent's admin port,
+  // `wait` for its readiness.
+  ['pilot-agent', { kind: 'istio', subcommands: { request: 'request', wait: 'ready' } }],
+]);
+
+/** What PROGRAM with ARGS sends to its sidecar, where it is a sidecar's own program run with one of its subcommands. */
+export function sidecarCommand(program: string, args: readonly string[]): { kind: KindName; sends: Sends; at: number } | undefined {
+  const row = SIDECAR_COMMANDS.get(program);
+  if (row === undefined) return undefined;
+  const at = args.findIndex((arg) => Object.hasOwn(row.subcommands, arg));
+  return at < 0 ? undefined : { kind: row.kind, sends: row.subcommands[args[at] as string] as Sends, at };
 }
 
 /** The table, keyed by the program's basename. */

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { commandStart, PROGRAMS, quitsItself, wrapperStops } from '../../../../src/manifest/script/programs.ts';
+import { commandStart, PROGRAMS, quitsItself, sidecarCommand, wrapperStops } from '../../../../src/manifest/script/programs.ts';
 
 /** `program args...` -> the index among the args where the command starts (past the end: none). */
 const READINGS: readonly (readonly [string, number])[] = [
@@ -58,6 +58,27 @@ describe('the table of programs: what a wrapper stops', () => {
     test(`${line} -> ${JSON.stringify(stops)}${itself ? ', by a quit of its own' : ''}`, () => {
       assert.deepEqual(wrapperStops(program, args), stops);
       assert.equal(quitsItself(program, args), itself);
+    });
+  }
+});
+
+/** A sidecar's own program and its words -> what it sends, and where its subcommand is. */
+const SIDECAR_COMMANDS: readonly (readonly [string, string | undefined, number?])[] = [
+  ['cloud-sql-proxy shutdown', 'quit', 0],
+  ['cloud-sql-proxy shutdown --admin-port 9092', 'quit', 0],
+  ['alloydb-auth-proxy shutdown', 'quit', 0],
+  ['pilot-agent request POST quitquitquit', 'request', 0],
+  ['pilot-agent wait --timeoutSeconds 60', 'ready', 0],
+  ['pilot-agent proxy sidecar', undefined],
+  ['cloud-sql-proxy my-project:region:db', undefined],
+];
+
+describe("the table of programs: a sidecar's own commands", () => {
+  for (const [line, sends, at] of SIDECAR_COMMANDS) {
+    const [program = '', ...args] = line.split(' ');
+    test(`${line} -> ${sends ?? 'nothing'}`, () => {
+      const command = sidecarCommand(program, args);
+      assert.deepEqual(command === undefined ? undefined : [command.sends, command.at], sends === undefined ? undefined : [sends, at]);
     });
   }
 });
