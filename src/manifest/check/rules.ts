@@ -22,6 +22,7 @@ import {
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
 import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { wrapperKind } from '../script/programs.ts';
 import type { Event, Path } from '../script/state.ts';
 import { basename } from '../script/commands.ts';
 import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES, shellMissing } from '../script/dialect.ts';
@@ -955,7 +956,8 @@ const eventLine = (container: ContainerFacts, event: Event): number => scriptLin
 function kindSaid(container: ContainerFacts, id: number): SidecarKind | undefined {
   const aimed = container.aimed.find((found) => found.request.id === id);
   if (aimed !== undefined) return aimed.kind;
-  return container.scriptWrappers.some((found) => found.id === id && found.program === 'linkerd-await') ? kindNamed('linkerd') : undefined;
+  const kind = wrapperKind(container.scriptWrappers.find((found) => found.id === id)?.program ?? '');
+  return kind === undefined ? undefined : kindNamed(kind);
 }
 
 const KINDS = SIDECAR_KINDS as readonly SidecarKind[];

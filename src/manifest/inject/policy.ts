@@ -17,7 +17,8 @@ import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
 import type { PolicyVersion } from '../../config/tool-flags.ts';
-import { INITS, WRAPPERS } from '../script/commands.ts';
+import { WRAPPERS } from '../script/commands.ts';
+import { SIDECAR_FRONTS } from '../script/programs.ts';
 import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
 import type { InjectedNamespaces } from '../pod/pod.ts';
 import type { Value } from '../yaml/edits.ts';
@@ -110,7 +111,7 @@ function declares(kind: SidecarKind, c: string): string | undefined {
   const image = `^(.*/)?[^/@:]*${anyOf(markers.images)}[^/@:]*([@:][^/]*)?$`;
   const program = basenameIn(markers.programs);
   const words = WORDS(c);
-  const init = basenameIn([...INITS, 'kubexit']);
+  const init = basenameIn([...SIDECAR_FRONTS]);
   return (
     `((has(${c}.image) && ${c}.image.matches(${str(image)})) || (size(${words}) > 0 && (${words}[0].matches(${str(program)}) || ` +
     `(${words}[0].matches(${str(init)}) && ${words}.exists(w, w.matches(${str(program)}))))))`

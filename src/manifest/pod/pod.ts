@@ -5,6 +5,7 @@
 // or wait for which sidecar.
 
 import type { Node, Pair, Scalar, YAMLMap } from 'yaml';
+import { PROGRAM } from '../../bundle/self.ts';
 import { PROXY_CONTAINER, resolveMode, STATUS_ANNOTATION } from '../../config/mode.ts';
 import type { Options } from '../../config/options.ts';
 import { INJECTED_NAMESPACES_FLAG } from '../../config/tool-flags.ts';
@@ -22,7 +23,8 @@ import {
 } from '../../config/kinds.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
 import { LOOPBACK_QUIT, type Request } from '../script/requests.ts';
-import { basename, INITS, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { basename, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
+import { commandStart, INITS, SIDECAR_FRONTS, wrapperStops as tableStops } from '../script/programs.ts';
 import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
 import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import {
@@ -460,9 +462,8 @@ function programsOf(words: readonly string[]): string[] {
   for (let at = 0; at < words.length && programs.length < 4; ) {
     const program = basename(words[at] as string);
     programs.push(program);
-    if (!INITS.has(program) && program !== 'kubexit') break;
-    at++;
-    while (at < words.length && (words[at] as string).startsWith('-')) if (words[at++] === '--') break;
+    if (!SIDECAR_FRONTS.has(program)) break;
+    at += 1 + (commandStart(program, words.slice(at + 1)) ?? 0);
   }
   return programs;
 }
@@ -476,17 +477,11 @@ function readContainer(source: Source, node: YAMLMap, init: boolean, shares: boo
   const { words, nodes } = argvOf(node);
   let at = 0;
   let wrapper: ContainerFacts['wrapper'];
-  // tini -g -- sh -c ..., then a wrapper, then the shell.
-  const skipOptions = (): void => {
-    while (at < words.length && (words[at] as string).startsWith('-')) {
-      if (words[at++] === '--') break;
-    }
-  };
+  // tini -e 143 -- sh -c ..., then a wrapper, then the shell.
   for (let guard = 0; guard < 8 && at < words.length; guard++) {
     const program = basename(words[at] as string);
     if (INITS.has(program)) {
-      at++;
-      skipOptions();
+      at += 1 + (commandStart(program, words.slice(at + 1)) ?? 0);
     } else if ((WRAPPERS as readonly string[]).includes(program)) {
       const rest = words.slice(at + 1);
       const reading = readWrapper(program, rest, Object.fromEntries(containerEnv(node)));
@@ -604,8 +599,7 @@ function wrapperStops(
   options: Options | undefined,
   container: Node,
 ): readonly KindName[] | 'all' {
-  if (program === 'linkerd-await') return args.some((arg) => arg === '--shutdown' || arg === '-S') ? ['linkerd'] : [];
-  if (program === 'kubexit' || program === 'scuttle') return 'all';
+  if (program !== PROGRAM) return tableStops(program, args);
   // istio-job-run: Istio unless --sidecar none, the kinds of --also, and those of the pod's annotations file.
   if (options === undefined) return [];
   const stops: KindName[] = [];

@@ -1,7 +1,8 @@
 // How each sidecar of a pod stops: the quits its containers send or have a wrapper send, and the classic
 // sidecars that nothing stops (what --check reports and --inject rewrites).
 
-import { kindNamed, type SidecarKind } from '../../config/kinds.ts';
+import { type KindName, kindNamed, type SidecarKind } from '../../config/kinds.ts';
+import { wrapperKind } from '../script/programs.ts';
 import type { RequestTarget, ContainerFacts, Pod, PodSidecar } from './pod.ts';
 
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
@@ -22,7 +23,7 @@ export function quitsOf(
       .filter((wrapper) => wrapper.quits)
       .map((wrapper) => ({
         line: wrapper.line,
-        ...(wrapper.program === 'linkerd-await' ? { kind: kindNamed('linkerd') } : {}),
+        ...(wrapperKind(wrapper.program) === undefined ? {} : { kind: kindNamed(wrapperKind(wrapper.program) as KindName) }),
         runs: wrapper.runs,
         signal: false,
         rejected: false,

@@ -6,6 +6,7 @@
 import { PROGRAM } from '../../bundle/self.ts';
 import type { Options } from '../../config/options.ts';
 import { parseInvocation } from '../../config/parse.ts';
+import { commandStart, PROGRAMS } from './programs.ts';
 
 /** Programs that only prepare, report or wait: not the job's work, whose failure is what the rules follow. */
 export const BOOKKEEPING = new Set([
@@ -49,10 +50,7 @@ export const BOOKKEEPING = new Set([
 export const FILTERS = new Set(['tee', 'cat', 'sed', 'awk', 'head', 'tail', 'tr', 'cut', 'sort', 'uniq', 'wc', 'logger', 'ts']);
 
 /** The wrappers that run a command and stop sidecars after it. */
-export const WRAPPERS = [PROGRAM, 'linkerd-await', 'scuttle', 'kubexit'] as const;
-
-/** linkerd-await's switches (linkerd/linkerd-await src/main.rs, `Args`); its other options take a value. */
-const LINKERD_AWAIT_SWITCHES = new Set(['-S', '--shutdown', '-v', '--verbose', '-h', '--help', '-V', '--version']);
+export const WRAPPERS: readonly string[] = [PROGRAM, ...[...PROGRAMS].filter(([, row]) => row.role === 'wrapper').map(([name]) => name)];
 
 /** A wrapper's command line as the wrapper reads it. */
 export interface WrapperReading {
@@ -74,21 +72,12 @@ export function readWrapper(program: string, args: readonly string[], env: Reado
     const command = invocation.command ?? [];
     return { options: invocation.options, ...(command.length === 0 ? {} : { child: args.length - command.length }) };
   }
-  if (program !== 'linkerd-await') return args.length === 0 ? {} : { child: 0 };
-  for (let i = 0; i < args.length; i++) {
-    const word = args[i] as string;
-    if (word === '--') return i + 1 < args.length ? { child: i + 1 } : {};
-    if (!word.startsWith('-')) return { child: i };
-    if (!word.includes('=') && !LINKERD_AWAIT_SWITCHES.has(word)) i++;
-  }
-  return {};
+  const child = commandStart(program, args);
+  return child === undefined || child >= args.length ? {} : { child };
 }
 
 /** The shells whose `-c SCRIPT` is read. */
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'ksh', 'mksh', 'zsh']);
-
-/** Inits that run one command: the command after their options (and `--`). */
-export const INITS = new Set(['tini', 'tini-static', 'dumb-init', 'catatonit']);
 
 export const basename = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
@@ -112,27 +101,29 @@ const options =
  * undefined where this use runs none (`command -v`): `exec`, `env A=1`, `nice -n 5`, `nohup`, `stdbuf -oL`,
  * `setsid`, `timeout -s KILL 60`, `time`, `command`, an init's `--`, `busybox APPLET`, `gosu USER`.
  */
-const RUNS_ARGUMENTS: ReadonlyMap<string, (at: number, word: Word) => number | undefined> = new Map([
+const RUNS_ARGUMENTS: ReadonlyMap<string, (at: number, word: Word, count: number) => number | undefined> = new Map<
+  string,
+  (at: number, word: Word, count: number) => number | undefined
+>([
   ['exec', options(/^-a$/)],
-  [
-    'env',
-    (at: number, word: Word): number => {
-      let next = options(/^(-u|-C|-S|--unset|--chdir)$/)(at, word);
-      while (/^\w+=/.test(word(next))) next++;
-      return next;
-    },
-  ],
-  ['nice', options(/^-n$/)],
-  ['nohup', options(/^$/)],
-  ['setsid', options(/^$/)],
   ['time', options(/^$/)],
-  ['stdbuf', options(/^-[ioe]$/)],
-  ['timeout', (at: number, word: Word): number => options(/^(-s|-k|--signal|--kill-after)$/)(at, word) + 1],
   ['command', (at: number, word: Word): number | undefined => (word(at + 1).startsWith('-') ? undefined : at + 1)],
   ['gosu', (at: number): number => at + 2],
   ['su-exec', (at: number): number => at + 2],
   ['busybox', (at: number, word: Word): number | undefined => (/^[a-z]/.test(word(at + 1)) ? at + 1 : undefined)],
-  ...[...INITS].map((init) => [init, options(/^(-s|-e|-p|-l|--rewrite)$/)] as const),
+  // The table's inits and programs that run their arguments, read by their own options.
+  ...[...PROGRAMS]
+    .filter(([, row]) => row.role !== 'wrapper')
+    .map(([name]) => {
+      const start = (at: number, word: Word, count: number): number =>
+        at +
+        1 +
+        (commandStart(
+          name,
+          Array.from({ length: Math.max(0, count - at - 1) }, (_, i) => word(at + 1 + i)),
+        ) ?? 0);
+      return [name, start] as const;
+    }),
 ]);
 
 /**
@@ -147,7 +138,7 @@ export function innerCommand<T>(words: readonly T[], text: (word: T) => string |
   const word = (index: number): string => (index < words.length ? (text(words[index] as T) ?? '') : '');
   for (let guard = 0; guard < 16 && at < words.length - 1; guard++) {
     const program = basename(word(at));
-    const next = RUNS_ARGUMENTS.get(program)?.(at, word);
+    const next = RUNS_ARGUMENTS.get(program)?.(at, word, words.length);
     if (next === undefined) break;
     if (program === 'exec') replaces = true;
     at = next;

@@ -6,6 +6,7 @@
 
 import { ISTIO, kindNamed, QUIT_WORDS, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { basename } from './commands.ts';
+import { sidecarCommand } from './programs.ts';
 
 /** A place in a script: its row and column, from 0. */
 export interface Place {
@@ -115,15 +116,13 @@ export function requestOf(
   if (program === 'curl') return curl(args, place, loopVariables);
   if (program === 'wget') return wget(args, place, loopVariables);
   // `cloud-sql-proxy shutdown`, `alloydb-auth-proxy shutdown`, `pilot-agent request POST quitquitquit`.
-  if ((program === 'cloud-sql-proxy' || program === 'alloydb-auth-proxy') && args.includes('shutdown')) {
-    return { via: program, program, method: 'POST', path: kindNamed(program).quit.path, place };
-  }
-  if (program === 'pilot-agent' && args[0] === 'request') {
-    const [method = 'GET', path = ''] = args.slice(1).filter((arg) => !arg.startsWith('-'));
+  const command = sidecarCommand(program, args);
+  if (command?.sends === 'quit') return { via: program, program, method: 'POST', path: kindNamed(command.kind).quit.path, place };
+  if (command?.sends === 'request') {
+    const [method = 'GET', path = ''] = args.slice(command.at + 1).filter((arg) => !arg.startsWith('-'));
     return { via: program, program, method: method.toUpperCase(), path: `/${path.replace(/^\//, '')}`, place };
   }
-  if (program === 'pilot-agent' && args[0] === 'wait')
-    return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
+  if (command?.sends === 'ready') return { via: program, program, method: 'GET', ...(ISTIO.ready && { path: ISTIO.ready.path }), place };
   // `pkill envoy`, `killall -INT cloud_sql_proxy`, `kill $(pidof daprd)`: a signal to a sidecar's process, which
   // only a pod that shares its process namespace lets a container see.
   if (program === 'pkill' || program === 'killall') {

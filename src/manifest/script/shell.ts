@@ -5,6 +5,7 @@
 // outcome itself, for the job succeeding and for it failing.
 
 import { Language, Parser } from 'web-tree-sitter';
+import { PROGRAM } from '../../bundle/self.ts';
 import type { ParserMemory } from '../yaml/memory.ts';
 import { BOOKKEEPING, basename, FILTERS, innerCommand, readWrapper, shellScript, WRAPPERS } from './commands.ts';
 import { parseCommon } from './common.ts';
@@ -13,6 +14,7 @@ import { emptyIn, outcomeOf } from './outcome.ts';
 import { inside, type Outcome, type Path, type Scope } from './state.ts';
 import { ownCall, pidVariablesOf, processFound, type Place, QUIT_URLS_VARIABLES, type Request, requestOf } from './requests.ts';
 import { grammarFiles } from './shell-grammar.ts';
+import { quitsItself } from './programs.ts';
 import { plainTree, type Syntax, useCursorBinding } from './syntax.ts';
 import { redirectArguments } from './words.ts';
 
@@ -350,10 +352,7 @@ function recognise(
   if ((WRAPPERS as readonly string[]).includes(program)) {
     const at = readWrapper(program, words.slice(1)).child;
     const child = at === undefined ? undefined : words.slice(at + 1);
-    const quits =
-      program === 'istio-job-run' ||
-      program === 'scuttle' ||
-      (program === 'linkerd-await' && words.some((word) => word === '--shutdown' || word === '-S'));
+    const quits = program === PROGRAM || quitsItself(program, words.slice(1));
     return {
       speaks: { said: id, ...(child === undefined ? {} : { child }) },
       wrapper: { program, quits, ...(child?.[0] === undefined ? {} : { child: child[0] }), place },

@@ -68,6 +68,24 @@ const CASES: readonly Case[] = [
   },
   { name: 'tini -- sh -c', command: `command: ["tini", "--", "sh", "-c", "./job; ${QUIT}"]`, findings: ['exit-code-lost'] },
   { name: 'dumb-init -- sh -c', command: `command: ["dumb-init", "--", "sh", "-c", "./job; ${QUIT}"]`, findings: ['exit-code-lost'] },
+  // An init's options that take a value: the word after them is the value, not the command.
+  {
+    name: 'tini -e 143 -- sh -c',
+    command: `command: ["tini", "-e", "143", "--", "sh", "-c", "./job; ${QUIT}"]`,
+    findings: ['exit-code-lost'],
+  },
+  {
+    name: 'tini -p SIGTERM -- sh -c',
+    command: `command: ["tini", "-p", "SIGTERM", "--", "sh", "-c", "./job; ${QUIT}"]`,
+    findings: ['exit-code-lost'],
+  },
+  {
+    name: 'dumb-init --rewrite 15:2 -- sh -c',
+    command: `command: ["dumb-init", "--rewrite", "15:2", "--", "sh", "-c", "./job; ${QUIT}"]`,
+    findings: ['exit-code-lost'],
+  },
+  // kubexit in a script stops only sidecars run under kubexit too: an injected istio-proxy is not.
+  { name: 'kubexit in a script', script: 'echo start\nkubexit ./job', findings: ['unwrapped'] },
   { name: 'exec sh -c', command: `command: ["exec", "sh", "-c", "./job && ${QUIT}"]`, findings: ['quit-skipped-on-failure'] },
   {
     name: 'a quit that always runs under OnFailure, behind timeout',
