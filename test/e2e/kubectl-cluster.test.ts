@@ -23,7 +23,7 @@ spawnSync('mkdir', [bin]);
 symlinkSync(WRAPPER, join(bin, PLUGIN_NAME));
 
 const KUBECTL = spawnSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).stdout.trim();
-const skip = KUBECTL === '' ? 'kubectl is not installed (npm run setup -- --tests installs it)' : false;
+const skip = KUBECTL === '' ? "kubectl is not installed (the Kubernetes project's packages; Debian 12 has none)" : false;
 /** kubectl's folder and the plugin's, nothing else the user has. */
 const PATH = `${bin}:${KUBECTL.slice(0, KUBECTL.lastIndexOf('/'))}`;
 const TIMEOUT_MS = 60_000;
