@@ -217,7 +217,7 @@ export interface Stage {
   output(id: string): string;
 }
 
-function stage(): Stage {
+export function stage(): Stage {
   const dir = mkdtempSync(join(tmpdir(), 'istio-job-run-script-proof-'));
   const pod = join(dir, 'proof-pod');
   execFileSync('gcc', ['-O2', '-Wall', '-Werror', '-o', pod, join(FIXTURES, 'proof-pod.c')], { stdio: ['ignore', 'ignore', 'inherit'] });
