@@ -28,13 +28,22 @@ const quitUrls = (word: string): string | undefined =>
 declare const WebAssembly: { readonly Memory: new (descriptor: ParserMemory) => object };
 
 let parser: Parser | undefined;
+/** The load under way or done: callers that overlap share it, as the binding's loader can run only once. */
+let loading: Promise<void> | undefined;
 
 /** Loads the parser (WebAssembly) once; every other function here needs it loaded. */
 export const loadShellParser = (): Promise<void> => loadShellParserWithin(undefined);
 
-/** The same, its memory bounded (memory.ts): V8 maps a memory's whole maximum at once. */
-export async function loadShellParserWithin(memory: ParserMemory | undefined): Promise<void> {
-  if (parser !== undefined) return;
+/** The same, its memory bounded (memory.ts): V8 maps a memory's whole maximum at once. The first call's bound holds. */
+export function loadShellParserWithin(memory: ParserMemory | undefined): Promise<void> {
+  loading ??= load(memory).catch((error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return loading;
+}
+
+async function load(memory: ParserMemory | undefined): Promise<void> {
   const files = grammarFiles();
   // The binding's loader fills this object in with its exports: plainTree walks trees with its cursor functions.
   const binding = { wasmBinary: files.runtime, ...(memory === undefined ? {} : { wasmMemory: new WebAssembly.Memory(memory) }) };
