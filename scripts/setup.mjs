@@ -158,7 +158,6 @@ function osRelease() {
 }
 
 function installed(name) {
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format, not a template
   return /install ok installed/.test(run('dpkg-query', ['-W', '-f=${Status}', name]).stdout);
 }
 

@@ -73,7 +73,6 @@ describe('plugin.yaml, as Helm 4 loads it', () => {
     assert.deepEqual(platformCommand(commands, 'linux', 'amd64'), {
       os: 'linux',
       arch: 'amd64',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: Helm's own variable, which it expands
       command: '${HELM_PLUGIN_DIR}/istio-job-run',
       args: ['--inject', '-'],
     });
