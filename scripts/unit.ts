@@ -4,12 +4,12 @@
 // ...) or `scripts`: only those run. Arguments that start with `-` go to node --test, a value after `=`
 // (`--test-name-pattern=...`). An unknown folder is one line naming the folders there are, exit 2; otherwise the
 // exit status is node --test's.
-// Files run at least two at a time (node --test's default, one less than the CPUs, runs one at a time on two):
-// most wait on sockets and children as much as they compute. The launcher's tests, which time signals and
-// deaths, keep node --test's default.
+// The unit tests run in one process (node --test's --test-isolation=none): they share what every file loads (the
+// shell parser's WebAssembly, the manifest model, the TypeScript of the sources), which in a process per file was
+// most of their time. The launcher's tests, which time signals and deaths of processes they start, keep a process
+// per file.
 
 import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { root } from './root.ts';
 import { runAttached } from './tools.ts';
@@ -55,8 +55,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const flags = args.filter((arg) => arg.startsWith('-'));
-  if (!named.includes(ALONE) && !flags.some((flag) => flag.startsWith('--test-concurrency')))
-    flags.push(`--test-concurrency=${Math.max(2, availableParallelism() - 1)}`);
+  if (!named.includes(ALONE) && !flags.some((flag) => flag.startsWith('--test-isolation'))) flags.push('--test-isolation=none');
   return runAttached(process.execPath, ['--test', ...flags, ...files], { cwd: root });
 }
 

@@ -10,6 +10,8 @@ import { inject } from '../../src/manifest/inject/inject.ts';
 import { admissionPolicy, type PolicySettings, SKIPPED } from '../../src/manifest/inject/policy.ts';
 import type { KindName } from '../../src/config/kinds.ts';
 import { admit, type Admitted, type Json, type Request } from './admission.ts';
+
+type Policy = Parameters<typeof admit>[0];
 import { source } from './manifest.ts';
 
 export interface Verdict {
@@ -81,6 +83,17 @@ const namespaceOf = (object: Json, marks: NamespaceMarks): Request['namespace'] 
  * Each object of TEXT under SETTINGS; MARKS are on every object's namespace, and INJECTED_KINDS the kinds they
  * inject, which --inject is told with --injected-namespaces.
  */
+/** The printed policy, read back, by its settings: printed once for each. */
+const policies = new Map<string, Policy>();
+function policyOf(settings: Omit<PolicySettings, 'namespaces'>): Policy {
+  const key = JSON.stringify(settings);
+  const known = policies.get(key);
+  if (known !== undefined) return known;
+  const [policy] = parseAllDocuments(admissionPolicy({ ...settings, namespaces: new Map() })).map((document) => document.toJS() as Policy);
+  policies.set(key, policy as Policy);
+  return policy as Policy;
+}
+
 export function agreement(
   file: string,
   text: string,
@@ -88,7 +101,7 @@ export function agreement(
   marks: NamespaceMarks = {},
   injectedKinds: readonly KindName[] = [],
 ): Verdict[] {
-  const [policy] = parseAllDocuments(admissionPolicy({ ...settings, namespaces: new Map() })).map((document) => document.toJS());
+  const policy = policyOf(settings);
   return objectsOf(text).map((object, index) => {
     const name = `${file}#${index} ${(object as { kind: string }).kind} ${(object as { metadata?: { name?: string } }).metadata?.name ?? ''}`;
     const namespace = namespaceOf(object, marks);
