@@ -2,8 +2,10 @@
 // with, and hostile scripts (a function that calls itself twice at every level, deep nesting) read in bounded time.
 
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadShellParser, readScript } from '../../../../src/manifest/script/shell.ts';
+import { NODE, root, start } from '../../../support/process.ts';
 
 await loadShellParser();
 
@@ -14,6 +16,18 @@ const quits = (script: string, errexit = false) =>
     onFailure: runs.onFailure,
     onSuccess: runs.onSuccess,
   }));
+
+test('loads that overlap share one: both resolve and the parser reads (in a process where it is not loaded yet)', async () => {
+  const shell = join(root, 'src', 'manifest', 'script', 'shell.ts');
+  const program = [
+    `const { loadShellParser, readScript } = await import(${JSON.stringify(shell)});`,
+    'await Promise.all([loadShellParser(), loadShellParser(), loadShellParser()]);',
+    "process.stdout.write(String(readScript('migrate && curl -X POST localhost:15020/quitquitquit', {}).requests.length));",
+  ].join('\n');
+  const result = await start(NODE, ['--input-type=module', '-e', program], { timeoutMs: 30_000 }).finished;
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, '1');
+});
 
 describe('where a quit runs', () => {
   const QUIT = 'curl -X POST localhost:15020/quitquitquit';
