@@ -7,7 +7,8 @@ import { ISTIO, kindNamed } from '../../config/kinds.ts';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
 import type { Pod } from '../pod/pod.ts';
 import type { Source } from '../yaml/source.ts';
-import type { Report, RuleId } from './rules.ts';
+import type { Report } from './finding.ts';
+import type { RuleId } from './rules.ts';
 
 /**
  * The rules whose finding is moot in a pod whose every sidecar runs native (as the profile has it): each says the

@@ -1,13 +1,17 @@
 // How the rules read a container's own quits outside the shell model: a quit's path in any text (a preStop hook,
 // a folded script), a quit written as exec items after a program that takes them as arguments, and the quits and
-// waits sent with a program the container's image does not have.
+// waits sent with a program the container's image does not have; a quit that works, and what it lacks.
 
 import type { Node } from 'yaml';
-import { argvOf, type ContainerFacts, type RequestTarget } from '../pod/pod.ts';
+import { argvOf, type ContainerFacts, type Pod, type RequestTarget } from '../pod/pod.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
-import { installs, type QuitProgram, quitProgramsMissing } from '../script/dialect.ts';
+import { installs, type QuitProgram, quitProgramsMissing, shellMissing } from '../script/dialect.ts';
 import { requestOf } from '../script/requests.ts';
 import { scalars } from '../yaml/source.ts';
+import { PROGRAM } from '../../bundle/self.ts';
+import { WRAP } from './finding.ts';
+import { nameOf } from './messages.ts';
+import { statusLost } from './paths.ts';
 
 /** Whether a string names a quit path of any kind (/quitquitquit, /shutdown, ...). */
 export function quitPathIn(value: string): boolean {
@@ -69,4 +73,36 @@ export function missingPrograms(container: ContainerFacts): MissingProgram[] {
     if (!counts || !lacks.missing.includes(program) || installs(text, program)) return [];
     return [{ aimed, program, image: script.shell.image, what: lacks.what }];
   });
+}
+
+/**
+ * The advice of hand-rolled-quit for POD: each quit a job's script sends itself that works, without a retried wait
+ * for readiness before the job (--inject reads it too, where a problem on the same line hides the advice).
+ */
+export function handRolledAdvice(pod: Pod): { line: number; message: string }[] {
+  const advice: { line: number; message: string }[] = [];
+  for (const container of pod.jobs) {
+    const shell = container.script?.shell;
+    // A container that never starts (shell-missing) sends no quit at all.
+    if (statusLost(container) !== undefined || (shell !== undefined && shellMissing(shell.image, shell.program) !== undefined)) continue;
+    const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
+    for (const quit of container.aimed) {
+      const { runs, via } = quit.request;
+      const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
+      // A quit that does not work is another rule's error, on its line (check() then drops this advice).
+      if (quit.what !== 'quit' || quit.envoyAdmin === true || !runs.onSuccess || sidecar?.form !== 'classic' || sidecar.quitOn === false)
+        continue;
+      const wait = waits.find((aimed) => aimed.kind === quit.kind);
+      if (wait?.request.runs.repeated === true) continue;
+      const lacks = [
+        wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
+        ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
+      ];
+      advice.push({
+        line: quit.line,
+        message: `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
+      });
+    }
+  }
+  return advice;
 }

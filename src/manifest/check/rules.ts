@@ -4,58 +4,27 @@
 // sometimes. The facts behind each message are the sidecars' own (src/config/kinds.ts; docs/HOW-IT-WORKS.md,
 // "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
-import { type Node, parse as parseYaml, type Pair } from 'yaml';
+import type { Node, Pair } from 'yaml';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, kindNamed, readSetting, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import {
-  argvOf,
-  type ContainerFacts,
-  ENVOY_ADMIN_PORT,
-  type InjectedNamespaces,
-  type Pod,
-  type PodSidecar,
-  reached,
-  readPod,
-} from '../pod/pod.ts';
+import { ISTIO, type SidecarKind } from '../../config/kinds.ts';
+import { argvOf, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, reached, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import { missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
-import { columnOf, entries, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
-import { wrapperKind } from '../script/programs.ts';
-import type { Event, Path } from '../script/state.ts';
+import { handRolledAdvice, missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
+import { columnOf, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
 import { basename } from '../script/commands.ts';
-import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES, shellMissing } from '../script/dialect.ts';
+import { CONSTRUCTS, shellMissing } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 import type { Profile } from '../../config/profile.ts';
 import { deprecatedNativeKeys, holdNative, NATIVE_MOOT, nativeOnlyLines } from './profile-rules.ts';
+import { annotationsAsLabels, misplaced, scalarsUnder, yamlAnnotations } from './annotations.ts';
+import { constructMessage, fixFor, nameOf, notEnabled, sidecarNames } from './messages.ts';
+import { type Finding, type Report, WRAP } from './finding.ts';
+import { blindWatcher, eventLine, judged, kindSaid, quitIn, quitsById, scriptLine, statusLost, TRIVIAL, wrongWrapper } from './paths.ts';
 
 export type { Level };
-
-export interface Finding {
-  readonly line: number;
-  /** The column, from 1, when the finding is at a YAML node. */
-  readonly column?: number;
-  readonly level: Level;
-  readonly rule: RuleId;
-  readonly message: string;
-  /** The message advises the wrapper, which --inject puts in: it is then to rewrite the pod or say why it cannot. */
-  readonly advisesInject: boolean;
-  /** What --inject does with the finding's pod, where the finding advises it and --inject was asked (inject.ts). */
-  readonly inject?: InjectVerdict;
-}
-
-/** What --inject does with a pod: rewrites it, or refuses it, and why. */
-export type InjectVerdict = { readonly will: 'rewrite' } | { readonly will: 'refuse'; readonly why: string };
-
-/** The text of a finding as --check prints it: its message, then what --inject does for its pod, where it advises it. */
-export function said(finding: Finding): string {
-  const verdict = finding.inject;
-  if (verdict === undefined) return finding.message;
-  if (verdict.will === 'rewrite') return `${finding.message} ${INJECT_ADVICE}`;
-  return `${finding.message} ("${PROGRAM} --inject FILE" refuses this pod: ${verdict.why})`;
-}
 
 /** What a check reads: the file, each of its pods, and the cluster's profile where one is stated. */
 interface Subject {
@@ -63,9 +32,6 @@ interface Subject {
   readonly pods: readonly Pod[];
   readonly profile?: Profile;
 }
-
-/** A finding at a line (a node's, a pair's key's, or a number), at the rule's level unless told. */
-export type Report = (at: Node | Pair | number | null | undefined, message: string, level?: Level) => void;
 
 interface Rule {
   readonly id: string;
@@ -75,14 +41,8 @@ interface Rule {
   readonly check: (subject: Subject, report: Report) => void;
 }
 
-/** Said after a finding's message where --inject rewrites its pod (said()). */
-export const INJECT_ADVICE = `("${PROGRAM} --inject FILE" rewrites the manifest)`;
-/** What to run instead, said by most rules: a finding that says it advises --inject. */
-const WRAP = `run the job's command under ${PROGRAM}`;
 const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
 const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
-/** The Istio keys that only a pod's metadata is read for. */
-const ISTIO_KEY = /(^|\.)istio\.io\//;
 const STATUS_PORT = ISTIO.listeners[ISTIO.quit.listener]?.port ?? 0;
 
 const ROWS = [
@@ -125,22 +85,7 @@ const ROWS = [
     level: 'warning',
     finds: "a sidecar's switch that its injector reads only as an annotation (linkerd.io/inject, ...), written as a pod label",
     check: ({ pods }, report) => {
-      for (const pod of pods) {
-        const labels = getIn(pod.workload.template, ['metadata', 'labels']);
-        for (const [key, value, pair] of entries(labels)) {
-          const kind = annotationOnly(key);
-          if (kind === undefined) continue;
-          const switch_ = kind.template.inject?.annotations.includes(key) === true;
-          const off =
-            switch_ && kind.template.inject !== undefined && readSetting(kind.template.inject.reading, text(value) ?? '') !== 'on';
-          report(
-            pair,
-            `${key} is a label here, but ${nameOf(kind)}'s injector reads it only as an annotation, so it has no effect` +
-              `${off ? ': in a namespace that injects, the pod still gets the sidecar' : switch_ ? ': the pod gets no sidecar from it' : ''}` +
-              `: move it to ${pod.workload.templatePath}.metadata.annotations`,
-          );
-        }
-      }
+      for (const pod of pods) annotationsAsLabels(pod, report);
     },
   },
   {
@@ -774,57 +719,6 @@ const ROWS = [
   },
 ] as const satisfies readonly Rule[];
 
-/**
- * The quit of a watcher (a container that only waits for another, in a pod with more than one job container) that
- * looks for the job's process where the pod does not share its processes: found on every way through it, it runs at once.
- */
-function blindWatcher(pod: Pod, container: ContainerFacts): Event | undefined {
-  const facts = container.script?.facts;
-  if (facts === undefined || !facts.blind || !facts.watches || pod.jobs.length < 2) return undefined;
-  if (facts.outcome.unknown.success !== undefined || facts.outcome.success.some((path) => path.unknown !== undefined)) return undefined;
-  const quits = facts.outcome.success.map((path) => quitIn(container, path));
-  return quits.every((quit) => quit !== undefined) ? quits[0] : undefined;
-}
-
-/**
- * The advice of hand-rolled-quit for POD: each quit a job's script sends itself that works, without a retried wait
- * for readiness before the job (--inject reads it too, where a problem on the same line hides the advice).
- */
-export function handRolledAdvice(pod: Pod): { line: number; message: string }[] {
-  const advice: { line: number; message: string }[] = [];
-  for (const container of pod.jobs) {
-    const shell = container.script?.shell;
-    // A container that never starts (shell-missing) sends no quit at all.
-    if (statusLost(container) !== undefined || (shell !== undefined && shellMissing(shell.image, shell.program) !== undefined)) continue;
-    const waits = container.aimed.filter((aimed) => aimed.what === 'wait' && !aimed.request.runs.afterWork);
-    for (const quit of container.aimed) {
-      const { runs, via } = quit.request;
-      const sidecar = pod.sidecars.find((found) => found.kind === quit.kind);
-      // A quit that does not work is another rule's error, on its line (check() then drops this advice).
-      if (quit.what !== 'quit' || quit.envoyAdmin === true || !runs.onSuccess || sidecar?.form !== 'classic' || sidecar.quitOn === false)
-        continue;
-      const wait = waits.find((aimed) => aimed.kind === quit.kind);
-      if (wait?.request.runs.repeated === true) continue;
-      const lacks = [
-        wait === undefined ? `no wait for the ${nameOf(sidecar.kind)}'s readiness before the job` : 'a wait that is not retried',
-        ...(via === 'curl' || via === 'wget' ? [`${via}, which the image may not have`] : []),
-      ];
-      advice.push({
-        line: quit.line,
-        message: `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
-      });
-    }
-  }
-  return advice;
-}
-
-/** Where a script that quits ends with 0 after the job failed, on every path the model knows: the status is lost. */
-function statusLost(container: ContainerFacts): Path | undefined {
-  const paths = judged(container);
-  if (paths === undefined || paths.failure.length === 0 || quitsOf(container).length === 0) return undefined;
-  return paths.failure.every((path) => path.status === 0) ? paths.failure[0] : undefined;
-}
-
 export type RuleId = (typeof ROWS)[number]['id'];
 
 /** Each rule's summary (its level and what it finds), by id, in the order of the rows. */
@@ -874,189 +768,6 @@ export function check(
     .filter((finding) => finding.level !== 'info' || !faulted.has(finding.line))
     .filter((finding) => !(moot.has(finding.line) && NATIVE_MOOT.includes(finding.rule)))
     .sort((a, b) => a.line - b.line);
-}
-
-/** Programs that are no job: a wrapper that runs one of these wraps nothing. */
-const TRIVIAL = new Set(['echo', 'printf', 'true', ':', 'sleep', 'exit', 'date']);
-
-/** What the shell running a script makes of construct ID, and which shell that is (and why: the image, or assumed). */
-function constructMessage(id: ConstructId, shell: NonNullable<ContainerFacts['script']>['shell'], text: string): string {
-  const name = DIALECT_NAMES[shell.dialect];
-  const which =
-    shell.program !== 'sh'
-      ? `${shell.program} is ${name}`
-      : shell.imageKnown
-        ? `sh in ${shell.image} is ${name}`
-        : `sh here is taken to be ${name} (Debian's and Ubuntu's; the image ${shell.image || '(none)'} does not say which sh it has)`;
-  const hashBang = /^\s*#!\S*bash/.test(text) ? " (the script's #! line is a comment to a shell run with -c)" : '';
-  const behaviour = behaviourOf(shell.dialect, id);
-  const does =
-    behaviour === 'syntax'
-      ? 'which it cannot parse: the shell ends with status 2 before this line runs'
-      : behaviour === 'fatal'
-        ? 'which ends the shell with status 2 here'
-        : behaviour === 'exit'
-          ? 'where it ends the whole shell, as exit does'
-          : behaviour === 'misread'
-            ? 'which it reads as commands in subshells, with a status bash would not give'
-            : behaviour === 'background'
-              ? 'which it reads as `cmd &` then `> FILE`: the command runs in the background, and its status is lost'
-              : `which fails there with status ${behaviour}${behaviour === 127 ? ' (command not found)' : ''}`;
-  return `${CONSTRUCTS[id].written} is bash's, and ${which}${hashBang}, ${does}`;
-}
-
-/** The file's line of a place in a container's script. */
-function scriptLine(container: ContainerFacts, row: number, column: number): number {
-  const script = container.script;
-  if (script === undefined) return 0;
-  return script.lines.lineAt(row, column) ?? 0;
-}
-
-/**
- * The paths of a container's script that rules judge, in each world the outcome knows on every path (none in a
- * world it does not): those where the job ran, and failed in the failing world.
- */
-function judged(container: ContainerFacts): { success: Path[]; failure: Path[] } | undefined {
-  const outcome = container.script?.facts.outcome;
-  if (outcome === undefined) return undefined;
-  const known = (paths: readonly Path[], unknown: string | undefined): boolean =>
-    unknown === undefined && paths.every((path) => path.unknown === undefined);
-  return {
-    success: known(outcome.success, outcome.unknown.success) ? outcome.success.filter((path) => path.worked) : [],
-    failure: known(outcome.failure, outcome.unknown.failure) ? outcome.failure.filter((path) => path.failed) : [],
-  };
-}
-
-/** Whether the request or wrapper of this id tells a sidecar (of KIND, or any) to quit. */
-function quitsById(container: ContainerFacts, id: number, kind?: SidecarKind): boolean {
-  const aimed = container.aimed.find((found) => found.request.id === id);
-  if (aimed !== undefined)
-    return (
-      aimed.what === 'quit' &&
-      aimed.request.rejected === undefined &&
-      (kind === undefined || aimed.kind === undefined || aimed.kind === kind)
-    );
-  const wrapper = container.scriptWrappers.find((found) => found.id === id);
-  return wrapper?.quits === true && wrapper.child !== undefined && !TRIVIAL.has(basename(wrapper.child));
-}
-
-/** The first quit of a path that is sent (not left in the background); AFTER_WORK: only one after a command of the job. */
-function quitIn(container: ContainerFacts, path: Path, kind?: SidecarKind, afterWork = false): Event | undefined {
-  let worked = false;
-  for (const event of path.events) {
-    if (event.what === 'work') worked = true;
-    else if (event.said !== undefined && event.background !== true && (worked || !afterWork) && quitsById(container, event.said, kind))
-      return event;
-  }
-  return undefined;
-}
-
-const eventLine = (container: ContainerFacts, event: Event): number => scriptLine(container, event.place.row, event.place.column);
-
-function kindSaid(container: ContainerFacts, id: number): SidecarKind | undefined {
-  const aimed = container.aimed.find((found) => found.request.id === id);
-  if (aimed !== undefined) return aimed.kind;
-  const kind = wrapperKind(container.scriptWrappers.find((found) => found.id === id)?.program ?? '');
-  return kind === undefined ? undefined : kindNamed(kind);
-}
-
-const KINDS = SIDECAR_KINDS as readonly SidecarKind[];
-
-/** Whether a wrapper of the script at this line runs a command that is not the job. */
-function wrongWrapper(container: ContainerFacts, line: number): boolean {
-  return container.scriptWrappers.some(
-    (wrapper) => wrapper.line === line && wrapper.quits && (wrapper.child === undefined || TRIVIAL.has(basename(wrapper.child))),
-  );
-}
-
-/** How messages name a kind of sidecar: its container's name for Istio, its process's for the others. */
-const nameOf = (kind: SidecarKind | undefined): string => (kind === undefined ? 'sidecar' : kind === ISTIO ? PROXY_CONTAINER : kind.label);
-
-/** How messages name the sidecar a quit goes to: its kind, or every classic one of the pod. */
-function sidecarNames(pod: Pod, kind: SidecarKind | undefined): string {
-  if (kind !== undefined) return nameOf(kind);
-  const names = pod.sidecars.filter((sidecar) => sidecar.form === 'classic').map((sidecar) => nameOf(sidecar.kind));
-  return names.length === 0 ? 'sidecar' : names.join(' and ');
-}
-
-function notEnabled(sidecar: PodSidecar): string {
-  if (sidecar.noQuit === true) {
-    return `the ${nameOf(sidecar.kind)} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
-  }
-  return `this quits the ${nameOf(sidecar.kind)}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
-}
-
-/** The setting of the sidecar's own that lets a Job end without a wrapper, when there is one. */
-function fixFor(sidecar: PodSidecar, templatePath: string): string {
-  const native = sidecar.kind.template.native?.keys[0];
-  if (native !== undefined) return `set ${native}: "true" on ${templatePath} (a native sidecar, Kubernetes 1.29+)`;
-  if (sidecar.container !== undefined)
-    return `move ${sidecar.why} to initContainers with restartPolicy: Always (a native sidecar, Kubernetes 1.29+)`;
-  return '';
-}
-
-/** The kind whose injector reads KEY only as an annotation: its inject switch (where no label is), native, quit, init-only keys. */
-function annotationOnly(key: string): SidecarKind | undefined {
-  return KINDS.find((kind) => {
-    const markers = kind.template;
-    if (markers.inject?.labels.includes(key) === true) return false;
-    const quitSwitch =
-      typeof markers.quitSwitch === 'object' && 'annotation' in markers.quitSwitch ? markers.quitSwitch.annotation : undefined;
-    return [...(markers.inject?.annotations ?? []), ...(markers.native?.keys ?? []), quitSwitch, markers.initOnly?.annotation].includes(
-      key,
-    );
-  });
-}
-
-/** The keys of every kind's injector, which only the pod template's metadata is read for. */
-function injectionKey(key: string): boolean {
-  if (ISTIO_KEY.test(key)) return true;
-  return KINDS.some((kind) => {
-    const markers = kind.template;
-    return [...(markers.inject?.labels ?? []), ...(markers.inject?.annotations ?? []), ...(markers.native?.keys ?? [])].includes(key);
-  });
-}
-
-/** Injection keys on a Job's or CronJob's own metadata (and a CronJob's Job template) that the pod template lacks. */
-function misplaced(pod: Pod, report: Report): void {
-  const { workload } = pod;
-  if (workload.kind === 'Pod') return;
-  const places: [unknown, string][] = [[workload.object, `the ${workload.kind}'s own metadata`]];
-  if (workload.kind === 'CronJob') places.push([getIn(workload.object, ['spec', 'jobTemplate']), "the Job template's metadata"]);
-  for (const [owner, where] of places) {
-    for (const field of ['annotations', 'labels']) {
-      for (const [key, , pair] of entries(getIn(owner, ['metadata', field]))) {
-        if (!injectionKey(key) || get(getIn(workload.template, ['metadata', field]), key) !== undefined) continue;
-        report(pair, `${key} is on ${where}, which the injector never reads: move it to ${workload.templatePath}.metadata.${field}`);
-      }
-    }
-  }
-}
-
-/** The pod template's annotations whose value is YAML (or JSON) of a map or list, parsed. */
-function yamlAnnotations(pod: Pod): { key: string; pair: Pair<Node, Node | null>; value: unknown }[] {
-  const found: { key: string; pair: Pair<Node, Node | null>; value: unknown }[] = [];
-  for (const [key, { value, pair }] of pod.annotations) {
-    if (!/[:{[]/.test(value) || !/[\n{[]|: /.test(value)) continue;
-    try {
-      const parsed: unknown = parseYaml(value, { version: '1.1', maxAliasCount: 100 });
-      if (typeof parsed === 'object' && parsed !== null) found.push({ key, pair, value: parsed });
-    } catch {
-      // Not YAML: a plain annotation.
-    }
-  }
-  return found;
-}
-
-/** Every string under the keys named KEY of a parsed value. */
-function scalarsUnder(value: unknown, key: string, inside = false, depth = 0): string[] {
-  if (depth > 50) return [];
-  if (typeof value === 'string') return inside ? [value] : [];
-  if (Array.isArray(value)) return value.flatMap((item) => scalarsUnder(item, key, inside, depth + 1));
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).flatMap(([name, item]) => scalarsUnder(item, key, inside || name === key, depth + 1));
-  }
-  return [];
 }
 
 /** A podFailurePolicy rule on exit codes that names no container, in a pod that gets a sidecar. */

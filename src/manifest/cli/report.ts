@@ -3,7 +3,8 @@
 // and the levels are tables of src/config/tool-flags.ts, beside the flags that choose them.
 
 import { PROGRAM } from '../../bundle/self.ts';
-import { type Finding, type Level, RULE_SUMMARIES, type RuleId, said } from '../check/rules.ts';
+import { type Finding, said } from '../check/finding.ts';
+import { type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
 import { type JSON_FIELDS, LEVELS, type Threshold } from '../../config/tool-flags.ts';
 
 const RANK: readonly string[] = Object.keys(LEVELS);

@@ -6,7 +6,7 @@
 
 import { installForm, type Mesh, type Profile, versionText } from '../../config/profile.ts';
 import { type KindName, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
-import { said } from '../check/rules.ts';
+import { said } from '../check/finding.ts';
 import { advised } from '../inject/inject.ts';
 import { formOf } from '../pod/pod.ts';
 import { parseSource } from '../yaml/source.ts';

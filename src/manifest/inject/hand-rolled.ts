@@ -13,6 +13,7 @@ import type { Profile } from '../../config/profile.ts';
 import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
 import { argvOf, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
+import { statusLostToWrapper } from '../check/paths.ts';
 import { basename } from '../script/commands.ts';
 import { type Place, requestOf } from '../script/requests.ts';
 import { isSeq, items } from '../yaml/source.ts';
@@ -277,11 +278,8 @@ function unsafe(container: ContainerFacts, lostBefore = false): string | undefin
  */
 export function statusLost(container: ContainerFacts): string | undefined {
   const script = container.script;
-  const outcome = script?.facts.outcome;
-  if (script === undefined || outcome === undefined || outcome.unknown.failure !== undefined) return undefined;
-  if (outcome.failure.some((path) => path.unknown !== undefined)) return undefined;
-  const failed = outcome.failure.find((path) => path.failed && path.status === 0);
-  if (failed === undefined) return undefined;
+  const failed = statusLostToWrapper(container);
+  if (script === undefined || failed === undefined) return undefined;
   const at = failed.statusAt === undefined ? undefined : script.lines.lineAt(failed.statusAt.row, failed.statusAt.column);
   return (
     `container ${container.name}'s script ends with 0 after the job failed${at === undefined ? '' : ` (line ${at}: ${failed.endText ?? 'its last command'})`}, ` +

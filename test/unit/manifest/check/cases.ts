@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { type CheckSettings, check, type Finding, type Level, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
+import type { Finding } from '../../../../src/manifest/check/finding.ts';
+import { type CheckSettings, check, type Level, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
 import { instead } from '../../../../src/manifest/cli/report.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { source } from '../../../support/manifest.ts';

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type ManifestIo, runManifest } from '../../../../src/manifest/cli/cli.ts';
-import { check, INJECT_ADVICE } from '../../../../src/manifest/check/rules.ts';
+import { INJECT_ADVICE } from '../../../../src/manifest/check/finding.ts';
+import { check } from '../../../../src/manifest/check/rules.ts';
 import { inject } from '../../../../src/manifest/inject/inject.ts';
 import { readPod } from '../../../../src/manifest/pod/pod.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';

@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { check, said } from '../../../../src/manifest/check/rules.ts';
+import { said } from '../../../../src/manifest/check/finding.ts';
+import { check } from '../../../../src/manifest/check/rules.ts';
 import { advised, inject } from '../../../../src/manifest/inject/inject.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { istioJobHead, istioScriptJob, source } from '../../../support/manifest.ts';
