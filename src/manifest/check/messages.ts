@@ -1,10 +1,11 @@
 // How --check's messages name what they speak of: a kind of sidecar, the sidecars a quit goes to, a quit endpoint
-// the pod leaves off, the sidecar's own setting that ends a Job without a wrapper, what a shell makes of bash's
-// constructs.
+// the pod leaves off, the sidecar's own setting that ends a Job without a wrapper (unwrapped's message), what a shell
+// makes of bash's constructs.
 
 import { ISTIO, type SidecarKind } from '../../config/kinds.ts';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
-import type { ContainerFacts, Pod, PodSidecar } from '../pod/pod.ts';
+import { type ContainerFacts, type Pod, type PodSidecar, reached } from '../pod/pod.ts';
+import { WRAP } from './finding.ts';
 import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
 
 /** How messages name a kind of sidecar: its container's name for Istio, its process's for the others. */
@@ -18,15 +19,21 @@ export function sidecarNames(pod: Pod, kind: SidecarKind | undefined): string {
   return names.length === 0 ? 'sidecar' : names.join(' and ');
 }
 
-export function notEnabled(sidecar: PodSidecar): string {
+export function notEnabled(sidecar: PodSidecar): { problem: string; instead: string } {
   if (sidecar.noQuit === true) {
-    return `the ${nameOf(sidecar.kind)} of ${sidecar.why} is a release without a quit endpoint: use its v2 image with --quitquitquit, or run it as a native sidecar`;
+    return {
+      problem: `the ${nameOf(sidecar.kind)} of ${sidecar.why} is a release without a quit endpoint`,
+      instead: 'use its v2 image with --quitquitquit, or run it as a native sidecar',
+    };
   }
-  return `this quits the ${nameOf(sidecar.kind)}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes: set ${sidecar.kind.enableQuit}`;
+  return {
+    problem: `this quits the ${nameOf(sidecar.kind)}, but the pod does not switch its quit endpoint on, so it refuses and the pod never completes`,
+    instead: `set ${sidecar.kind.enableQuit}`,
+  };
 }
 
 /** The setting of the sidecar's own that lets a Job end without a wrapper, when there is one. */
-export function fixFor(sidecar: PodSidecar, templatePath: string): string {
+function fixFor(sidecar: PodSidecar, templatePath: string): string {
   const native = sidecar.kind.template.native?.keys[0];
   if (native !== undefined) return `set ${native}: "true" on ${templatePath} (a native sidecar, Kubernetes 1.29+)`;
   if (sidecar.container !== undefined)
@@ -58,4 +65,25 @@ export function constructMessage(id: ConstructId, shell: NonNullable<ContainerFa
               ? 'which it reads as `cmd &` then `> FILE`: the command runs in the background, and its status is lost'
               : `which fails there with status ${behaviour}${behaviour === 127 ? ' (command not found)' : ''}`;
   return `${CONSTRUCTS[id].written} is bash's, and ${which}${hashBang}, ${does}`;
+}
+
+/** What unwrapped says of a pod whose classic sidecars LEFT nothing stops: what they are, and each way to end the Job. */
+export function unwrappedMessage(pod: Pod, left: readonly PodSidecar[]): { problem: string; instead: string } {
+  const { kind, name, templatePath } = pod.workload;
+  const what = left
+    .map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why}${sidecar.formBy === undefined ? '' : `; classic: ${sidecar.formBy}`})`)
+    .join(' and ');
+  const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
+  const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
+  const unreached = pod.jobs
+    .flatMap((container) => container.aimed)
+    .find(
+      (aimed) =>
+        aimed.what === 'quit' && !reached(aimed) && left.some((sidecar) => aimed.kind === undefined || aimed.kind === sidecar.kind),
+    );
+  const never = unreached === undefined ? '' : ` (the quit on line ${unreached.line} runs on no way through the script)`;
+  return {
+    problem: `${kind} ${name} gets a classic ${what} that nothing tells to quit${never}, so the pod never completes`,
+    instead: `${WRAP}${also.length > 0 ? ` with --also ${also.join(',')}` : ''}${fixes.length > 0 ? `, or ${fixes.join('; or ')}` : ''}`,
+  };
 }

@@ -47,7 +47,7 @@ export function deprecatedNativeKeys(pod: Pod, report: Report): void {
     const found = pod.annotations.get(key);
     if (found === undefined) continue;
     const beaten = pod.annotations.has(current ?? '') ? `, and ${current} beats it here` : '';
-    report(found.pair, `${key} is deprecated: Linkerd ${native?.since}+ reads ${current} first${beaten}: write ${current} instead`);
+    report(found.pair, `${key} is deprecated: Linkerd ${native?.since}+ reads ${current} first${beaten}`, `write ${current} instead`);
   }
 }
 
@@ -67,7 +67,8 @@ export function holdNative(
     report(
       pair,
       `${key} sets ${HOLD}, which does nothing for a native ${PROXY_CONTAINER} (${istio.formBy ?? `${NATIVE_KEY}: "true"`}): kubelet starts the job's ` +
-        "containers only after the proxy's startup probe passed (istio/istio issue 59690): remove it",
+        "containers only after the proxy's startup probe passed (istio/istio issue 59690)",
+      'remove it',
     );
   }
 }

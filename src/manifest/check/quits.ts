@@ -9,7 +9,6 @@ import { installs, type QuitProgram, quitProgramsMissing, shellMissing } from '.
 import { requestOf } from '../script/requests.ts';
 import { scalars } from '../yaml/source.ts';
 import { PROGRAM } from '../../bundle/self.ts';
-import { WRAP } from './finding.ts';
 import { nameOf } from './messages.ts';
 import { statusLost } from './paths.ts';
 
@@ -77,10 +76,11 @@ export function missingPrograms(container: ContainerFacts): MissingProgram[] {
 
 /**
  * The advice of hand-rolled-quit for POD: each quit a job's script sends itself that works, without a retried wait
- * for readiness before the job (--inject reads it too, where a problem on the same line hides the advice).
+ * for readiness before the job (--inject reads it too, where a problem on the same line hides the advice); the rule's
+ * remedy is the wrapper.
  */
-export function handRolledAdvice(pod: Pod): { line: number; message: string }[] {
-  const advice: { line: number; message: string }[] = [];
+export function handRolledAdvice(pod: Pod): { line: number; problem: string }[] {
+  const advice: { line: number; problem: string }[] = [];
   for (const container of pod.jobs) {
     const shell = container.script?.shell;
     // A container that never starts (shell-missing) sends no quit at all.
@@ -100,7 +100,7 @@ export function handRolledAdvice(pod: Pod): { line: number; message: string }[] 
       ];
       advice.push({
         line: quit.line,
-        message: `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it: ${WRAP}`,
+        problem: `container ${container.name}: this quit works, but has ${lacks.join(' and needs ')}; ${PROGRAM} replaces it`,
       });
     }
   }

@@ -1,6 +1,8 @@
 // --check: the recipes for a Job behind a classic sidecar that cannot work, told from the manifest alone. One
-// row per rule: its id (stable: CI configurations grep for it), its level, what it finds, and its check. An
-// error is a pod that hangs or a Job that reports the wrong outcome; a warning is a recipe that works only
+// row per rule: its id (stable: CI configurations grep for it), its level, what it finds, whether its remedy is
+// the wrapper (its findings then advise --inject), what --inject does with its error (--inject reads it there), and
+// its check, which reports each finding's problem and what to do instead apart (finding.ts composes the message).
+// An error is a pod that hangs or a Job that reports the wrong outcome; a warning is a recipe that works only
 // sometimes. The facts behind each message are the sidecars' own (src/config/kinds.ts; docs/HOW-IT-WORKS.md,
 // "What does not work, and why"). `--help` and docs/MANIFESTS.md list the rules from these rows.
 
@@ -9,40 +11,31 @@ import { PROXY_CONTAINER } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { PROGRAM } from '../../bundle/self.ts';
 import { ISTIO, type SidecarKind } from '../../config/kinds.ts';
-import { argvOf, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, reached, readPod } from '../pod/pod.ts';
+import { argvOf, ENVOY_ADMIN_PORT, type InjectedNamespaces, type Pod, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { handRolledAdvice, missingPrograms, quitInArgs, quitPath, quitPathIn } from './quits.ts';
-import { columnOf, get, getIn, items, lineOf, pairOf, scalars, type Source, text } from '../yaml/source.ts';
+import { columnOf, get, getIn, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { basename } from '../script/commands.ts';
 import { CONSTRUCTS, shellMissing } from '../script/dialect.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 import type { Profile } from '../../config/profile.ts';
 import { deprecatedNativeKeys, holdNative, NATIVE_MOOT, nativeOnlyLines } from './profile-rules.ts';
-import { annotationsAsLabels, misplaced, scalarsUnder, yamlAnnotations } from './annotations.ts';
-import { constructMessage, fixFor, nameOf, notEnabled, sidecarNames } from './messages.ts';
-import { type Finding, type Report, WRAP } from './finding.ts';
+import {
+  annotationsAsLabels,
+  exitOnJobCompletion,
+  exitOnZero,
+  misplaced,
+  podFailurePolicy,
+  preStopAnnotations,
+  yamlAnnotations,
+} from './settings.ts';
+import { constructMessage, nameOf, notEnabled, sidecarNames, unwrappedMessage } from './messages.ts';
+import { type Finding, type Rule, type RuleSummary, WRAP } from './finding.ts';
 import { blindWatcher, eventLine, judged, kindSaid, quitIn, quitsById, scriptLine, statusLost, TRIVIAL, wrongWrapper } from './paths.ts';
 
 export type { Level };
 
-/** What a check reads: the file, each of its pods, and the cluster's profile where one is stated. */
-interface Subject {
-  readonly source: Source;
-  readonly pods: readonly Pod[];
-  readonly profile?: Profile;
-}
-
-interface Rule {
-  readonly id: string;
-  readonly level: Level;
-  /** What it finds, in a few words (the table of rules in docs/MANIFESTS.md and --help). */
-  readonly finds: string;
-  readonly check: (subject: Subject, report: Report) => void;
-}
-
-const EXIT_ON_JOB_COMPLETION = /exitOnJobCompletion/i;
-const EXIT_ON_ZERO = 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS';
 const STATUS_PORT = ISTIO.listeners[ISTIO.quit.listener]?.port ?? 0;
 
 const ROWS = [
@@ -50,6 +43,8 @@ const ROWS = [
     id: 'prestop-quit',
     level: 'error',
     finds: 'a preStop hook that quits a sidecar: it runs only when the pod is being stopped',
+    advises: true,
+    inject: 'setting',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {
@@ -57,18 +52,12 @@ const ROWS = [
           if (quitPath(preStop?.value)) {
             report(
               preStop,
-              `container ${container.name}: a preStop hook runs only when the pod is being stopped, never when the job ends: remove it and ${WRAP}`,
+              `container ${container.name}: a preStop hook runs only when the pod is being stopped, never when the job ends`,
+              `remove it and ${WRAP}`,
             );
           }
         }
-        for (const { key, pair, value } of yamlAnnotations(pod)) {
-          if (scalarsUnder(value, 'preStop').some((string) => quitPathIn(string))) {
-            report(
-              pair,
-              `${key} declares a preStop hook that quits the sidecar, which runs only when the pod is being stopped: remove it and ${WRAP}`,
-            );
-          }
-        }
+        preStopAnnotations(pod, report);
       }
     },
   },
@@ -92,20 +81,17 @@ const ROWS = [
     id: 'exit-on-job-completion',
     level: 'error',
     finds: 'exitOnJobCompletion, which is no Istio setting',
-    check: ({ source }, report) => {
-      const message = `exitOnJobCompletion is no Istio setting (unknown proxy config keys are dropped silently): remove it and ${WRAP}`;
-      // Only a file that writes the word, or escapes something (a double-quoted "\x65xit..."), can have it.
-      if (!EXIT_ON_JOB_COMPLETION.test(source.text) && !source.text.includes('\\')) return;
-      for (const document of source.documents) {
-        for (const { value, node } of scalars(document.contents)) if (EXIT_ON_JOB_COMPLETION.test(value)) report(node, message);
-      }
-    },
+    advises: true,
+    inject: 'setting',
+    check: ({ source }, report) => exitOnJobCompletion(source, report),
   },
   {
     id: 'exit-code-lost',
     level: 'error',
     finds:
       "a script whose status after the job failed is 0 (the quit's, an exit 0's, a status saved too late): a failed Job is reported as a success",
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -123,8 +109,8 @@ const ROWS = [
                 : "after a failed command the script ends with this command's status, 0";
           report(
             line,
-            `container ${container.name}: ${why}, not the job's, and a failed job is reported as a success: ` +
-              `keep the job's status (rc=$? right after the job, exit $rc after the quit), or ${WRAP}, which exits with the job's code`,
+            `container ${container.name}: ${why}, not the job's, and a failed job is reported as a success`,
+            `keep the job's status (rc=$? right after the job, exit $rc after the quit), or ${WRAP}, which exits with the job's code`,
           );
         }
       }
@@ -134,6 +120,8 @@ const ROWS = [
     id: 'quit-skipped-on-failure',
     level: 'error',
     finds: 'under restartPolicy Never, a quit that does not run when the job fails (after &&, under set -e): the pod hangs then',
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         if (pod.workload.restartPolicy !== 'Never') continue;
@@ -153,8 +141,8 @@ const ROWS = [
           report(
             line,
             `container ${container.name}: ${by === undefined ? 'this quit runs only after the job succeeded, so' : by === 'set -e' ? 'under set -e a failing command ends the script before this quit, so' : `${by} ends the script before this quit when a command fails, so`} ` +
-              `when the job fails the ${sidecarNames(pod, sent?.said === undefined ? quit.kind : kindSaid(container, sent.said))} is never told to quit and the pod never completes: ` +
-              `quit in a trap on EXIT, or ${WRAP}`,
+              `when the job fails the ${sidecarNames(pod, sent?.said === undefined ? quit.kind : kindSaid(container, sent.said))} is never told to quit and the pod never completes`,
+            `quit in a trap on EXIT, or ${WRAP}`,
           );
         }
       }
@@ -164,6 +152,7 @@ const ROWS = [
     id: 'onfailure-quit-always',
     level: 'error',
     finds: 'under restartPolicy OnFailure, a quit that runs after a failure too: the retry runs without the sidecar',
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         if (pod.workload.restartPolicy !== 'OnFailure') continue;
@@ -172,7 +161,8 @@ const ROWS = [
             report(
               pairOf(container.node, 'command') ?? container.node,
               `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but ${PROGRAM} quits the sidecar after a failure too (--quit always), ` +
-                'so the retry runs without it: add --quit on-success (or set restartPolicy: Never)',
+                'so the retry runs without it',
+              'add --quit on-success (or set restartPolicy: Never)',
             );
           }
           const paths = judged(container);
@@ -183,8 +173,8 @@ const ROWS = [
           report(
             eventLine(container, quit),
             `container ${container.name}: restartPolicy OnFailure restarts the job in the same pod, but this quit ${quit.trap === undefined ? 'runs after a failed command too' : `runs in the ${quit.trap} trap, after a failure too`}, ` +
-              `so the retry runs without the ${sidecarNames(pod, kindSaid(container, quit.said))}: quit only after success (job && quit, or set -e), set restartPolicy: Never, ` +
-              `or ${PROGRAM} --quit on-success -- the job`,
+              `so the retry runs without the ${sidecarNames(pod, kindSaid(container, quit.said))}`,
+            `quit only after success (job && quit, or set -e), set restartPolicy: Never, or ${PROGRAM} --quit on-success -- the job`,
           );
         }
       }
@@ -194,6 +184,8 @@ const ROWS = [
     id: 'quit-before-job',
     level: 'error',
     finds: "a quit that runs before the job's command: the job runs without its sidecar",
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -202,8 +194,8 @@ const ROWS = [
             report(
               eventLine(container, blindQuit),
               `container ${container.name}: without shareProcessNamespace: true it cannot see the other containers' processes, so its pgrep or pidof finds none, ` +
-                `its wait ends at once and this quit stops the ${sidecarNames(pod, kindSaid(container, blindQuit.said ?? -1))} while the job still runs: ` +
-                `set shareProcessNamespace: true on the pod, or take the watcher out and ${WRAP}`,
+                `its wait ends at once and this quit stops the ${sidecarNames(pod, kindSaid(container, blindQuit.said ?? -1))} while the job still runs`,
+              `set shareProcessNamespace: true on the pod, or take the watcher out and ${WRAP}`,
             );
             continue;
           }
@@ -219,7 +211,8 @@ const ROWS = [
           report(
             eventLine(container, quit),
             `container ${container.name}: this quit runs before the job's command, so the job runs without the ${sidecarNames(pod, kindSaid(container, quit.said))} ` +
-              `(its connections fail): quit after the job (rc=$? after it, the quit, then exit $rc), or ${WRAP}`,
+              '(its connections fail)',
+            `quit after the job (rc=$? after it, the quit, then exit $rc), or ${WRAP}`,
           );
         }
       }
@@ -229,6 +222,8 @@ const ROWS = [
     id: 'quit-only-on-signal',
     level: 'error',
     finds: 'a quit only in a trap on TERM, INT or HUP: a script that ends by itself never runs it',
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -248,7 +243,8 @@ const ROWS = [
           report(
             aimed?.line ?? scriptLine(container, 0, 0),
             `container ${container.name}: this quit runs only in the trap on ${onSignal.trap}, which runs only when the pod is being stopped; ` +
-              `when the script ends by itself nothing tells the ${sidecarNames(pod, aimed?.kind)} to quit and the pod never completes: quit in a trap on EXIT, or ${WRAP}`,
+              `when the script ends by itself nothing tells the ${sidecarNames(pod, aimed?.kind)} to quit and the pod never completes`,
+            `quit in a trap on EXIT, or ${WRAP}`,
           );
         }
       }
@@ -268,7 +264,8 @@ const ROWS = [
           report(
             pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
             `container ${container.name}: ${PROGRAM} is set to --${OPTIONS.quit.flag} ${policy}, so under restartPolicy ${policyOf ?? 'Never'} the sidecar is not told to quit ` +
-              `${policy === 'never' ? 'when the job ends' : 'when the job fails'} and the pod never completes: use --${OPTIONS.quit.flag} always (the default)`,
+              `${policy === 'never' ? 'when the job ends' : 'when the job fails'} and the pod never completes`,
+            `use --${OPTIONS.quit.flag} always (the default)`,
           );
         }
       }
@@ -278,6 +275,7 @@ const ROWS = [
     id: 'quit-not-enabled',
     level: 'error',
     finds: "a quit of a sidecar whose quit endpoint the pod does not switch on (Linkerd's, Vault Agent's, an auth proxy's)",
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -287,7 +285,8 @@ const ROWS = [
             if (quit.signal || sidecar === undefined || sidecar.quitOn !== false || sidecar.form === 'native' || told.has(sidecar.kind))
               continue;
             told.add(sidecar.kind);
-            report(quit.line, `container ${container.name}: ${notEnabled(sidecar)}`);
+            const { problem, instead } = notEnabled(sidecar);
+            report(quit.line, `container ${container.name}: ${problem}`, instead);
           }
           const stops = container.wrapper?.stops;
           if (stops === undefined || stops === 'all') continue;
@@ -300,9 +299,11 @@ const ROWS = [
             )
               continue;
             told.add(sidecar.kind);
+            const { problem, instead } = notEnabled(sidecar);
             report(
               pairOf(container.node, 'command') ?? container.node,
-              `container ${container.name}: ${container.wrapper?.program} ${notEnabled(sidecar)}`,
+              `container ${container.name}: ${container.wrapper?.program} ${problem}`,
+              instead,
             );
           }
         }
@@ -313,6 +314,8 @@ const ROWS = [
     id: 'quit-wrong-method',
     level: 'error',
     finds: "a quit sent with a method its endpoint does not act on (a GET to Istio's quitquitquit): the sidecar keeps running",
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {
@@ -320,13 +323,13 @@ const ROWS = [
             const methods = aimed.envoyAdmin === true ? ['POST'] : aimed.kind?.template.quitMethods;
             const { method, rejected } = aimed.request;
             if (aimed.what === 'quit' && rejected !== undefined) {
+              const wget = aimed.request.via === 'wget';
               report(
                 aimed.line,
-                aimed.request.via === 'wget'
-                  ? `container ${container.name}: the wget of ${container.script?.shell.image ?? 'this image'} is busybox's, which has no ${rejected.split(/[= ]/)[0]}, so it exits 1 and sends nothing to the ${nameOf(aimed.kind)}: ` +
-                      `write wget --post-data='', or ${WRAP}`
-                  : `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}: ` +
-                      `write ${rejected.replace('=', ' ')}, or ${WRAP}`,
+                wget
+                  ? `container ${container.name}: the wget of ${container.script?.shell.image ?? 'this image'} is busybox's, which has no ${rejected.split(/[= ]/)[0]}, so it exits 1 and sends nothing to the ${nameOf(aimed.kind)}`
+                  : `container ${container.name}: curl reads no ${rejected} (it takes an option's value as the next word), so it exits 2 and sends nothing to the ${nameOf(aimed.kind)}`,
+                `write ${wget ? "wget --post-data=''" : rejected.replace('=', ' ')}, or ${WRAP}`,
               );
               continue;
             }
@@ -334,7 +337,8 @@ const ROWS = [
             report(
               aimed.line,
               `container ${container.name}: this sends ${method} to the ${nameOf(aimed.kind)}'s ${aimed.request.path ?? 'quit'}, which acts on ${methods.join(' or ')} only ` +
-                `(${method} is refused and the sidecar keeps running): ${aimed.request.via === 'wget' ? "use wget --post-data=''" : 'use curl -X POST'}, or ${WRAP}`,
+                `(${method} is refused and the sidecar keeps running)`,
+              `${aimed.request.via === 'wget' ? "use wget --post-data=''" : 'use curl -X POST'}, or ${WRAP}`,
             );
           }
         }
@@ -346,19 +350,27 @@ const ROWS = [
     level: 'error',
     finds:
       "a quit, or a retried wait, sent with curl or wget in an image known to lack it (Debian's, Ubuntu's, slim, Alpine's, distroless): it fails with 127, so the quit is never sent or the wait never ends",
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
           for (const { aimed, program, image, what } of missingPrograms(container)) {
             const lacks = `${image} is ${what}, which has no ${program}`;
             const sidecar = nameOf(aimed.kind);
-            report(
-              aimed.line,
-              aimed.what === 'quit'
-                ? `container ${container.name}: ${lacks}, so this quit fails with 127 (command not found) and the ${sidecar} keeps the pod running: ${WRAP}, which needs no ${program}`
-                : `container ${container.name}: ${lacks}, so this wait for the ${sidecar} fails with 127 (command not found) every time and its loop never ends: ` +
-                    `the job never runs and the ${sidecar} keeps the pod running: take the wait out and ${WRAP}, which waits for the ${sidecar} itself`,
-            );
+            if (aimed.what === 'quit')
+              report(
+                aimed.line,
+                `container ${container.name}: ${lacks}, so this quit fails with 127 (command not found) and the ${sidecar} keeps the pod running`,
+                `${WRAP}, which needs no ${program}`,
+              );
+            else
+              report(
+                aimed.line,
+                `container ${container.name}: ${lacks}, so this wait for the ${sidecar} fails with 127 (command not found) every time and its loop never ends: ` +
+                  `the job never runs and the ${sidecar} keeps the pod running`,
+                `take the wait out and ${WRAP}, which waits for the ${sidecar} itself`,
+              );
           }
         }
       }
@@ -380,7 +392,8 @@ const ROWS = [
           report(
             pairOf(container.node, 'command') ?? pairOf(container.node, 'args') ?? container.node,
             `container ${container.name}: ${shell.image} is ${what}, which has no ${shell.program}, so the container never starts ` +
-              `(its script never runs, nor its quit) and the ${sidecarNames(pod, undefined)} keeps the pod running: run the script with sh, or use an image with ${shell.program}`,
+              `(its script never runs, nor its quit) and the ${sidecarNames(pod, undefined)} keeps the pod running`,
+            `run the script with sh, or use an image with ${shell.program}`,
           );
         }
       }
@@ -391,17 +404,21 @@ const ROWS = [
     level: 'error',
     finds:
       "a quit its sidecar never acts on: a path it does not serve (404), https to its plain HTTP, the pod's own address instead of loopback (403)",
+    advises: true,
+    inject: 'setting',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {
+          // Under istio-job-run, which quits the sidecar itself, a quit that goes nowhere is harmless.
+          if (container.wrapper?.program === PROGRAM) continue;
           for (const aimed of container.aimed) {
             if (aimed.unheard === undefined) continue;
             const kind = aimed.kind ?? ISTIO;
             const port = pod.sidecars.find((sidecar) => sidecar.kind === kind)?.quitPort ?? kind.listeners[kind.quit.listener]?.port;
             report(
               aimed.line,
-              `container ${container.name}: this quit is never heard: ${aimed.unheard}, so the sidecar keeps running: ` +
-                `quit with a POST to http://localhost:${port}${kind.quit.path}, or ${WRAP}`,
+              `container ${container.name}: this quit is never heard: ${aimed.unheard}, so the sidecar keeps running`,
+              `quit with a POST to http://localhost:${port}${kind.quit.path}, or ${WRAP}`,
             );
           }
         }
@@ -422,8 +439,8 @@ const ROWS = [
               wrapper.line,
               `container ${container.name}: ${wrapper.program} runs ${wrapper.child === undefined ? 'no command' : `"${wrapper.child}"`}, not the job, ` +
                 `so the job ${wrapper.runs.afterWork ? 'ran before the sidecar was ready' : 'is not waited for'}` +
-                `${skipped ? ', and after && the sidecar is never told to quit when the job fails (the pod never completes)' : ''}: ` +
-                `put the job's command after ${wrapper.program}${wrapper.program === 'linkerd-await' ? ' --shutdown --' : ' --'}`,
+                `${skipped ? ', and after && the sidecar is never told to quit when the job fails (the pod never completes)' : ''}`,
+              `put the job's command after ${wrapper.program}${wrapper.program === 'linkerd-await' ? ' --shutdown --' : ' --'}`,
             );
           }
         }
@@ -434,6 +451,7 @@ const ROWS = [
     id: 'folded-script',
     level: 'error',
     finds: 'a script in a folded block scalar (>), whose lines YAML joins into one command',
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.containers) {
@@ -446,7 +464,8 @@ const ROWS = [
             line,
             `container ${container.name}: the script is a folded block scalar (>), so YAML joins this line onto the one before and the shell runs them as one command` +
               `${script.facts.syntaxError === undefined ? '' : ` (which it rejects near "${script.facts.syntaxError.near}")`}` +
-              `${quitText ? ': the quit never runs and the sidecar keeps the pod running' : ''}: write the script as a literal block scalar (|)`,
+              `${quitText ? ': the quit never runs and the sidecar keeps the pod running' : ''}`,
+            'write the script as a literal block scalar (|)',
           );
         }
       }
@@ -456,6 +475,8 @@ const ROWS = [
     id: 'quit-in-exec-args',
     level: 'error',
     finds: 'a quit written as more command or args items after a program that is no shell: they are its arguments, never run',
+    advises: true,
+    inject: 'setting',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -464,7 +485,8 @@ const ROWS = [
           report(
             found.node,
             `container ${container.name}: ${found.shell ? `${found.program} -c runs only its script, so "${found.word}" and the words after it are the script's parameters ($0, $1, ...)` : `no shell runs the container's command, so "${found.word}" and the words after it are arguments of ${found.program}`}, ` +
-              `not commands: the quit never runs and the sidecar keeps the pod running: ${WRAP}, or ${found.shell ? 'put the quit inside the script' : 'run it under a shell (command: ["sh", "-c", "..."])'}`,
+              'not commands: the quit never runs and the sidecar keeps the pod running',
+            `${WRAP}, or ${found.shell ? 'put the quit inside the script' : 'run it under a shell (command: ["sh", "-c", "..."])'}`,
           );
         }
       }
@@ -483,8 +505,8 @@ const ROWS = [
             if (pair === undefined) continue;
             report(
               pair,
-              `the ${PROXY_CONTAINER} container declared here sets ${key}, which replaces the injected proxy's own: ` +
-                `remove ${key} from it (declare only what the injected container should change)`,
+              `the ${PROXY_CONTAINER} container declared here sets ${key}, which replaces the injected proxy's own`,
+              `remove ${key} from it (declare only what the injected container should change)`,
             );
           }
         }
@@ -495,6 +517,8 @@ const ROWS = [
     id: 'unwrapped',
     level: 'error',
     finds: 'a pod that gets a classic sidecar that nothing stops',
+    advises: true,
+    inject: 'setting',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         const left = unstopped(pod);
@@ -504,24 +528,8 @@ const ROWS = [
           job === undefined
             ? pairOf(pod.workload.template, 'spec')?.key
             : (pairOf(job.node, 'command') ?? pairOf(job.node, 'args') ?? job.node);
-        const { kind, name, templatePath } = pod.workload;
-        const what = left
-          .map((sidecar) => `${nameOf(sidecar.kind)} (${sidecar.why}${sidecar.formBy === undefined ? '' : `; classic: ${sidecar.formBy}`})`)
-          .join(' and ');
-        const also = left.filter((sidecar) => sidecar.kind !== ISTIO).map((sidecar) => sidecar.kind.name);
-        const fixes = left.map((sidecar) => fixFor(sidecar, templatePath)).filter((fix) => fix !== '');
-        const unreached = pod.jobs
-          .flatMap((container) => container.aimed)
-          .find(
-            (aimed) =>
-              aimed.what === 'quit' && !reached(aimed) && left.some((sidecar) => aimed.kind === undefined || aimed.kind === sidecar.kind),
-          );
-        const never = unreached === undefined ? '' : ` (the quit on line ${unreached.line} runs on no way through the script)`;
-        report(
-          at,
-          `${kind} ${name} gets a classic ${what} that nothing tells to quit${never}, so the pod never completes: ` +
-            `${WRAP}${also.length > 0 ? ` with --also ${also.join(',')}` : ''}${fixes.length > 0 ? `, or ${fixes.join('; or ')}` : ''}`,
-        );
+        const { problem, instead } = unwrappedMessage(pod, left);
+        report(at, problem, instead);
       }
     },
   },
@@ -529,9 +537,10 @@ const ROWS = [
     id: 'duplicate-key',
     level: 'warning',
     finds: 'a key written twice in one map: kubectl keeps the last value',
+    joins: '; ',
     check: ({ source }, report) => {
       for (const { pair, key, firstLine } of source.duplicates) {
-        report(pair, `${key} is written again (first on line ${firstLine}): kubectl keeps this last value and warns; remove one`);
+        report(pair, `${key} is written again (first on line ${firstLine}): kubectl keeps this last value and warns`, 'remove one');
       }
     },
   },
@@ -548,7 +557,8 @@ const ROWS = [
             report(
               quit.line,
               `container ${container.name}: the ${nameOf(sidecar.kind)} runs as a native sidecar (${sidecar.formBy ?? sidecar.why}), which kubelet stops after the job by itself; ` +
-                'told to quit, it exits and kubelet restarts it, and traffic fails meanwhile: remove the quit',
+                'told to quit, it exits and kubelet restarts it, and traffic fails meanwhile',
+              'remove the quit',
             );
           }
         }
@@ -575,6 +585,8 @@ const ROWS = [
     id: 'wait-after-work',
     level: 'warning',
     finds: "a wait for the sidecar placed after the job's commands, which ran before it was ready",
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -587,7 +599,8 @@ const ROWS = [
           report(
             wait.line,
             `container ${container.name}: this waits for the ${nameOf(wait.kind)} after the job's commands, which ran before it was ready ` +
-              `(their connections can fail): wait first, or ${WRAP}`,
+              '(their connections can fail)',
+            `wait first, or ${WRAP}`,
           );
         }
       }
@@ -598,22 +611,22 @@ const ROWS = [
     level: 'warning',
     finds: "a quit sent to Envoy's own admin port, not to pilot-agent",
     check: ({ pods }, report) => {
-      const message = (name: string): string =>
-        `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running: ` +
-        `quit pilot-agent on ${STATUS_PORT} instead (${PROGRAM}'s default)`;
+      const instead = `quit pilot-agent on ${STATUS_PORT} instead (${PROGRAM}'s default)`;
+      const problem = (name: string): string =>
+        `container ${name}: quitquitquit on ${ENVOY_ADMIN_PORT} stops Envoy, and pilot-agent may restart it or keep running`;
       for (const pod of pods) {
         for (const container of pod.containers) {
-          for (const aimed of container.aimed) if (aimed.envoyAdmin === true) report(aimed.line, message(container.name));
+          for (const aimed of container.aimed) if (aimed.envoyAdmin === true) report(aimed.line, problem(container.name), instead);
           if (
             container.script === undefined &&
             argvOf(container.node).words.some((word) => word.includes(`:${ENVOY_ADMIN_PORT}${ISTIO.quit.path}`))
           )
-            report(pairOf(container.node, 'args') ?? pairOf(container.node, 'command'), message(container.name));
+            report(pairOf(container.node, 'args') ?? pairOf(container.node, 'command'), problem(container.name), instead);
           for (const hook of ['preStop', 'postStart']) {
             const httpGet = getIn(container.node, ['lifecycle', hook, 'httpGet']);
             const port = pairOf(httpGet, 'port');
             if (text(get(httpGet, 'path'))?.includes(ISTIO.quit.path.slice(1)) && text(port?.value) === String(ENVOY_ADMIN_PORT))
-              report(port, message(container.name));
+              report(port, problem(container.name), instead);
           }
         }
       }
@@ -630,7 +643,8 @@ const ROWS = [
           if (error === undefined || (container.script?.joined.length ?? 0) > 0) continue;
           report(
             scriptLine(container, error.place.row, error.place.column),
-            `container ${container.name}: the shell rejects this script near "${error.near}", so the container fails at once: fix the script`,
+            `container ${container.name}: the shell rejects this script near "${error.near}", so the container fails at once`,
+            'fix the script',
           );
         }
       }
@@ -649,7 +663,8 @@ const ROWS = [
           report(
             scriptLine(container, refused.row, refused.column),
             `container ${container.name}: in an image whose sh is Debian's or Ubuntu's (dash, which has no pipefail) the script stops here with status 2, ` +
-              "so nothing after it runs, the quit neither (Alpine's and busybox's sh take it): run the script with bash, or drop pipefail",
+              "so nothing after it runs, the quit neither (Alpine's and busybox's sh take it)",
+            'run the script with bash, or drop pipefail',
           );
         }
       }
@@ -660,6 +675,9 @@ const ROWS = [
     level: 'error',
     finds:
       "a construct of bash's in a script that dash or busybox's ash runs (as sh): a syntax error, command not found, or a fatal error there; a warning where it changes neither the quit nor the status",
+    inject: 'refuse',
+    refuses:
+      "the script's own shell ends it otherwise than bash would, which a wrapper does not change: run it with bash or write the POSIX form, then --inject",
     check: ({ pods }, report) => {
       for (const pod of pods) {
         for (const container of pod.jobs) {
@@ -674,7 +692,8 @@ const ROWS = [
               scriptLine(container, place.row, place.column),
               `container ${container.name}: ${constructMessage(id, script.shell, String(script.node.value))}${
                 constructs.changes ? ', which changes what the script tells the sidecar or the status it ends with' : ''
-              }: ${CONSTRUCTS[id].fix}, or run the script with bash (bash -c)`,
+              }`,
+              `${CONSTRUCTS[id].fix}, or run the script with bash (bash -c)`,
               constructs.changes ? 'error' : 'warning',
             );
           }
@@ -695,37 +714,33 @@ const ROWS = [
     id: 'exit-on-zero-connections',
     level: 'warning',
     finds: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS: nothing sends the proxy its TERM',
+    advises: true,
+    inject: 'setting',
     check: ({ pods }, report) => {
-      const message = `${EXIT_ON_ZERO} only shortens the proxy's drain after a TERM, and nothing sends it a TERM when the job ends: ${WRAP}`;
-      for (const pod of pods) {
-        for (const container of pod.containers) {
-          for (const key of ['command', 'args', 'env']) {
-            for (const { value, node } of scalars(get(container.node, key))) if (value.includes(EXIT_ON_ZERO)) report(node, message);
-          }
-        }
-        for (const { pair, value } of yamlAnnotations(pod)) {
-          if (JSON.stringify(value ?? null).includes(EXIT_ON_ZERO)) report(pair, message);
-        }
-      }
+      for (const pod of pods) exitOnZero(pod, report);
     },
   },
   {
     id: 'hand-rolled-quit',
     level: 'info',
     finds: 'a quit the script sends itself that works, without a wait for readiness with retries before the job',
+    advises: true,
+    inject: 'script',
     check: ({ pods }, report) => {
-      for (const pod of pods) for (const { line, message } of handRolledAdvice(pod)) report(line, message);
+      for (const pod of pods) for (const { line, problem } of handRolledAdvice(pod)) report(line, problem, WRAP);
     },
   },
 ] as const satisfies readonly Rule[];
 
 export type RuleId = (typeof ROWS)[number]['id'];
 
-/** Each rule's summary (its level and what it finds), by id, in the order of the rows. */
-export const RULE_SUMMARIES = Object.fromEntries(ROWS.map((row) => [row.id, { level: row.level, finds: row.finds }])) as Record<
-  RuleId,
-  { readonly level: Level; readonly finds: string }
->;
+/** Each rule's row as data (RuleSummary), by id, in the order of the rows. */
+export const RULE_SUMMARIES = Object.fromEntries(
+  (ROWS as readonly Rule[]).map(({ id, level, finds, advises, inject, refuses }) => [
+    id,
+    { level, finds, advises: advises === true, ...(inject === undefined ? {} : { inject }), ...(refuses === undefined ? {} : { refuses }) },
+  ]),
+) as Record<RuleId, RuleSummary>;
 
 export interface CheckSettings {
   readonly namespaces: InjectedNamespaces;
@@ -745,9 +760,9 @@ export function check(
   const seen = new Set<string>();
   const { profile } = settings;
   for (const row of ROWS as readonly Rule[]) {
-    row.check({ source, pods, ...(profile === undefined ? {} : { profile }) }, (at, message, level = row.level) => {
+    row.check({ source, pods, ...(profile === undefined ? {} : { profile }) }, (at, problem, instead, level = row.level) => {
       const line = typeof at === 'number' ? at : lineOf(source, at as Node | Pair);
-      const key = `${line}\0${row.id}\0${message}`;
+      const key = `${line}\0${row.id}\0${problem}\0${instead}`;
       if (seen.has(key)) return;
       seen.add(key);
       const column = typeof at === 'number' ? undefined : columnOf(source, at as Node | Pair);
@@ -756,8 +771,10 @@ export function check(
         ...(column === undefined ? {} : { column }),
         level,
         rule: row.id as RuleId,
-        message,
-        advisesInject: message.includes(WRAP),
+        problem,
+        ...(instead === undefined ? {} : { instead }),
+        ...(row.joins === undefined ? {} : { joins: row.joins }),
+        advisesInject: row.advises === true,
       });
     });
   }
@@ -768,28 +785,4 @@ export function check(
     .filter((finding) => finding.level !== 'info' || !faulted.has(finding.line))
     .filter((finding) => !(moot.has(finding.line) && NATIVE_MOOT.includes(finding.rule)))
     .sort((a, b) => a.line - b.line);
-}
-
-/** A podFailurePolicy rule on exit codes that names no container, in a pod that gets a sidecar. */
-function podFailurePolicy(pod: Pod, report: Report): void {
-  const { workload } = pod;
-  const policy = get(workload.jobSpec, 'podFailurePolicy');
-  if (workload.restartPolicy !== 'Never') {
-    for (const field of ['podFailurePolicy', 'backoffLimitPerIndex']) {
-      const pair = pairOf(workload.jobSpec, field);
-      if (pair !== undefined)
-        report(pair, `${field} needs restartPolicy: Never (this pod template has ${workload.restartPolicy ?? 'none'})`);
-    }
-  }
-  const jobs = pod.jobs.map((container) => container.name);
-  for (const rule of items(get(policy, 'rules'))) {
-    const onExitCodes = pairOf(rule, 'onExitCodes');
-    if (onExitCodes === undefined || get(onExitCodes.value, 'containerName') !== undefined) continue;
-    const name = jobs.length === 1 && jobs[0] !== undefined ? jobs[0] : 'the job container';
-    report(
-      onExitCodes,
-      "an onExitCodes rule without containerName is matched against every container, so the sidecar's own exit codes " +
-        `(137, 143, 255) can trip or hide it: set containerName: ${name}`,
-    );
-  }
 }

@@ -3,7 +3,7 @@
 // and the levels are tables of src/config/tool-flags.ts, beside the flags that choose them.
 
 import { PROGRAM } from '../../bundle/self.ts';
-import { type Finding, said } from '../check/finding.ts';
+import { type Finding, insteadSaid, said } from '../check/finding.ts';
 import { type Level, RULE_SUMMARIES, type RuleId } from '../check/rules.ts';
 import { type JSON_FIELDS, LEVELS, type Threshold } from '../../config/tool-flags.ts';
 
@@ -20,34 +20,19 @@ export interface Located extends Finding {
 
 type JsonFinding = { readonly [field in keyof typeof JSON_FIELDS]?: string | number };
 
-/** The verbs a message's clause starts with when it says what to do instead, after a colon or a semicolon. */
-const INSTEAD = /[:;] ((?:run|remove|set|move|use|fix|wait|quit|add|put|write|drop|keep|replace|switch)\b.*)$/;
-
-/** What to do instead: the first clause from which on the message says it. */
-export function instead(message: string): string | undefined {
-  for (let at = message.search(/[:;] /); at >= 0; ) {
-    const match = INSTEAD.exec(message.slice(at));
-    if (match !== null) return match[1];
-    const next = message.slice(at + 1).search(/[:;] /);
-    at = next < 0 ? -1 : at + 1 + next;
-  }
-  return undefined;
-}
-
 export const textLine = (finding: Located): string =>
   `${finding.file}:${finding.line}: ${finding.level}: ${finding.rule}: ${said(finding)}\n`;
 
 export function toJson(findings: readonly Located[]): string {
   const rows = findings.map((finding): JsonFinding => {
-    const message = said(finding);
-    const fix = instead(message);
+    const fix = insteadSaid(finding);
     return {
       file: finding.file,
       line: finding.line,
       ...(finding.column === undefined ? {} : { column: finding.column }),
       level: finding.level,
       rule: finding.rule,
-      message,
+      message: said(finding),
       ...(fix === undefined ? {} : { instead: fix }),
       ...(finding.inject === undefined ? {} : { inject: finding.inject.will }),
     };

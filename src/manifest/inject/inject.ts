@@ -23,8 +23,8 @@ import type { Profile } from '../../config/profile.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
-import type { Finding, InjectVerdict } from '../check/finding.ts';
-import { check, type RuleId } from '../check/rules.ts';
+import type { Finding, InjectAction, InjectVerdict } from '../check/finding.ts';
+import { check, RULE_SUMMARIES } from '../check/rules.ts';
 import { handRolledAdvice, missingPrograms } from '../check/quits.ts';
 import { get, isScalar, isSeq, items, lineOf, pairOf, type Source, text } from '../yaml/source.ts';
 import { type Workload, workloads } from '../yaml/workloads.ts';
@@ -56,29 +56,8 @@ type Injected = { readonly verdicts: ReadonlyMap<Finding, InjectVerdict> } & (
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
 );
 
-/**
- * The rules that find a setting which stops no sidecar: the wrapper makes it harmless, the setting stays for the
- * author to remove. A quit written as exec items never ran: the wrapper quits instead (the items go where they can).
- * Every other rule that advises --inject finds a script's own quit gone wrong, which a wrapper
- * around the script keeps.
- */
-const SETTING_RULES: readonly RuleId[] = ['unwrapped', 'exit-on-job-completion', 'prestop-quit', 'quit-in-exec-args'];
-
-/**
- * The rules that find a script's own quit gone wrong (or a folded script whose quit never runs): where the job's
- * script quits by hand, --inject takes the quit out, proves the rest, and wraps the command.
- */
-const SCRIPT_RULES: readonly RuleId[] = [
-  'exit-code-lost',
-  'quit-skipped-on-failure',
-  'onfailure-quit-always',
-  'quit-before-job',
-  'quit-only-on-signal',
-  'quit-not-enabled',
-  'quit-wrong-method',
-  'quit-program-missing',
-  'folded-script',
-];
+/** What --inject does with a pod that has FINDING's error: its rule's row says (InjectAction). */
+const actionOf = (finding: Finding): InjectAction | undefined => RULE_SUMMARIES[finding.rule].inject;
 
 /** Whether a job container's script quits its sidecar itself (or is a folded block of commands). */
 const rollsItsOwn = (container: Pod['jobs'][number]): boolean =>
@@ -149,11 +128,11 @@ export function inject(
     }
     // --native without a profile: only Istio's annotation, nothing else touched.
     const legacyNative = settings.native && settings.profile === undefined;
-    // A script its own shell ends otherwise than bash would: no wrapper changes that.
-    const dialect = legacyNative ? undefined : errors.find((finding) => finding.rule === 'bashism-under-sh');
-    if (dialect !== undefined) {
+    // What no wrapper changes (a script its own shell ends otherwise than bash would): the row says why.
+    const refused = legacyNative ? undefined : errors.find((finding) => actionOf(finding) === 'refuse');
+    if (refused !== undefined) {
       refuse([
-        `--check finds bashism-under-sh on line ${dialect.line}: the script's own shell ends it otherwise than bash would, which a wrapper does not change: run it with bash or write the POSIX form, then --inject`,
+        `--check finds ${refused.rule} on line ${refused.line}: ${RULE_SUMMARIES[refused.rule].refuses ?? 'a wrapper does not change it'}`,
       ]);
       continue;
     }
@@ -161,7 +140,7 @@ export function inject(
     let scriptEdits: readonly ScalarEdit[] = [];
     const takenNotes: string[] = [];
     let takenOut: Extract<HandRolled, { kind: 'rewritten' }> | undefined;
-    const broken = errors.some((finding) => SCRIPT_RULES.includes(finding.rule));
+    const broken = errors.some((finding) => actionOf(finding) === 'script');
     // A quit that works (--check's advice hand-rolled-quit, said or hidden by a warning on its line): replaced where
     // the proof holds, else the pod is left as it works.
     const works = !broken && !legacyNative && handRolledAdvice(pod).length > 0 && quitsKnown(pod);
@@ -191,7 +170,7 @@ export function inject(
       } else handRolled = false;
     }
     if (!handRolled || legacyNative) {
-      const scripted = errors.find((finding) => finding.advisesInject && !SETTING_RULES.includes(finding.rule));
+      const scripted = errors.find((finding) => finding.advisesInject && actionOf(finding) !== 'setting');
       const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
       if (cannot !== undefined) {
         refuse([cannot]);

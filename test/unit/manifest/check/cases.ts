@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import type { Finding } from '../../../../src/manifest/check/finding.ts';
+import { type Finding, messageOf, WRAP } from '../../../../src/manifest/check/finding.ts';
 import { type CheckSettings, check, type Level, RULE_SUMMARIES, type RuleId } from '../../../../src/manifest/check/rules.ts';
-import { instead } from '../../../../src/manifest/cli/report.ts';
+import { inject } from '../../../../src/manifest/inject/inject.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { source } from '../../../support/manifest.ts';
 
@@ -118,10 +118,13 @@ export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): 
           );
         }
         for (const finding of found) {
-          assert.ok(finding.message.length > 40, 'the message says what to do instead');
+          const message = messageOf(finding);
+          assert.ok(message.length > 40, 'the message says what to do instead');
           // The one message that says what a field needs rather than what to do: JSON has no `instead` for it.
-          if (!/needs restartPolicy: Never/.test(finding.message))
-            assert.ok(instead(finding.message) !== undefined, `--format json finds what to do instead in: ${finding.message}`);
+          if (!/needs restartPolicy: Never/.test(finding.problem)) assert.ok(finding.instead, `what to do instead in: ${message}`);
+          // Advice to run --inject is the row's: exactly the rules whose remedy is the wrapper.
+          assert.equal(finding.instead?.includes(WRAP) === true, RULE_SUMMARIES[entry.rule].advises, message);
+          assert.equal(finding.advisesInject, RULE_SUMMARIES[entry.rule].advises);
         }
       });
     }
@@ -142,6 +145,21 @@ export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): 
         cases.filter((entry) => !rules.includes(entry.rule)).map((entry) => entry.rule),
         [],
       );
+    });
+
+    test(`each rule of the ${theme} theme whose row has --inject fix its error (setting, script) has a case --inject rewrites`, () => {
+      const unfixed: string[] = [];
+      for (const rule of THEMES[theme] as readonly RuleId[]) {
+        const action = RULE_SUMMARIES[rule].inject;
+        if (action !== 'setting' && action !== 'script') continue;
+        const tripping = cases.filter((entry) => entry.rule === rule && entry.expect !== undefined);
+        const verdicts = tripping.map((entry) => {
+          const result = inject(source(entry.yaml), { image: 'istio-job-run', native: false, ...entry.settings });
+          return result.kind === 'refused' ? result.problems.join('; ') : result.rewritten.length > 0 ? 'rewritten' : 'left as it is';
+        });
+        if (!verdicts.includes('rewritten')) unfixed.push(`${rule} (${action}): ${verdicts.join(' | ')}`);
+      }
+      assert.deepEqual(unfixed, [], 'rules of which no case that trips them is rewritten by --inject');
     });
   });
 }

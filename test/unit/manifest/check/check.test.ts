@@ -1,12 +1,13 @@
 // --check as a whole: every rule's cases sit in one file of a theme (pod, script, unwrapped: each tests that its
-// rules are tripped and left clean), the project's own manifests (docker/k8s/) and the README's YAML check
-// clean, and a parse error names the file and the line.
+// rules are tripped and left clean, and that --inject rewrites a case of each rule whose row has it fix the error),
+// what each row says --inject does agrees with its advice, the project's own manifests (docker/k8s/) and the
+// README's YAML check clean, and a parse error names the file and the line.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { check } from '../../../../src/manifest/check/rules.ts';
+import { check, RULE_SUMMARIES } from '../../../../src/manifest/check/rules.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { parseSource } from '../../../../src/manifest/yaml/source.ts';
 import { source } from '../../../support/manifest.ts';
@@ -16,6 +17,28 @@ import { everyRuleHasATheme } from './cases.ts';
 before(loadShellParser);
 
 test("every rule's cases are in the file of exactly one theme", everyRuleHasATheme);
+
+describe("what each rule's row says --inject does agrees with its advice", () => {
+  const rows = Object.entries(RULE_SUMMARIES);
+  test('no row advises --inject and has it refuse', () => {
+    assert.deepEqual(
+      rows.filter(([, row]) => row.advises && row.inject === 'refuse').map(([rule]) => rule),
+      [],
+    );
+  });
+  test('every row that advises --inject has it fix the error (a setting, or the script)', () => {
+    assert.deepEqual(
+      rows.filter(([, row]) => row.advises && row.inject !== 'setting' && row.inject !== 'script').map(([rule]) => rule),
+      [],
+    );
+  });
+  test('every row that has --inject refuse says why', () => {
+    assert.deepEqual(
+      rows.filter(([, row]) => row.inject === 'refuse' && !row.refuses).map(([rule]) => rule),
+      [],
+    );
+  });
+});
 
 describe("the project's own YAML checks clean", () => {
   for (const file of readdirSync(join(root, 'docker', 'k8s'))) {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { check } from '../../../../src/manifest/check/rules.ts';
+import { messageOf } from '../../../../src/manifest/check/finding.ts';
 import { source } from '../../../support/manifest.ts';
 import { type Case, checkCases, INJECTED, job, pod } from './cases.ts';
 
@@ -89,7 +90,7 @@ test('the message names the shell, why it is that one, and a #! line the shell r
   const said = (yaml: string): string[] =>
     check(source(yaml))
       .filter((one) => one.rule === 'bashism-under-sh')
-      .map((one) => one.message);
+      .map(messageOf);
   assert.match(
     said(scripted('sh', 'registry.example/app:1.0', 'args=(a b)'))[0] ?? '',
     /sh here is taken to be dash .*does not say which sh/,

@@ -18,6 +18,14 @@ const CASES: readonly Case[] = [
     expect: { at: 'preStop:', level: 'error' },
   },
   {
+    name: 'a preStop quit in a pod without a wrapper (--inject adds one: a setting)',
+    rule: 'prestop-quit',
+    yaml: job(pod('command: ["./task"]\nlifecycle:\n  preStop:\n    exec: {command: [curl, -X, POST, "localhost:15020/quitquitquit"]}'), {
+      podMeta: INJECTED,
+    }),
+    expect: { at: 'preStop:', level: 'error' },
+  },
+  {
     name: 'a preStop that sleeps',
     rule: 'prestop-quit',
     yaml: job(pod(`${WRAPPED}\nlifecycle:\n  preStop:\n    exec: {command: [sleep, "5"]}`)),
@@ -84,6 +92,12 @@ const CASES: readonly Case[] = [
     rule: 'exit-on-job-completion',
     yaml: job(pod(WRAPPED), { podMeta: 'annotations:\n  proxy.istio.io/config: "\\x65xitOnJobCompletion: true"' }),
     expect: { at: 'proxy.istio.io/config', level: 'error' },
+  },
+  {
+    name: 'exitOnJobCompletion in a pod without a wrapper (--inject adds one: a setting)',
+    rule: 'exit-on-job-completion',
+    yaml: job(pod('command: ["./task"]'), { podMeta: `${INJECTED}\n  proxy.istio.io/exitOnJobCompletion: "true"` }),
+    expect: { at: 'exitOnJobCompletion', level: 'error' },
   },
   {
     name: 'exitOnJobCompletion in a comment only',
@@ -368,6 +382,18 @@ const CASES: readonly Case[] = [
     }),
   ),
   {
+    name: 'an https quit under istio-job-run, which quits the sidecar itself (as --inject leaves it)',
+    rule: 'quit-unheard',
+    yaml: job(
+      pod(
+        'command: ["/opt/tools/istio-job-run", "--", "sh", "-c", "./task; rc=$?; curl -sk -X POST https://127.0.0.1:15020/quitquitquit; exit $rc"]',
+      ),
+      {
+        podMeta: INJECTED,
+      },
+    ),
+  },
+  {
     name: 'a POST to http://localhost:15020/quitquitquit?now=1',
     rule: 'quit-unheard',
     yaml: job(pod('command: ["sh", "-c", "./task; rc=$?; curl -s -X POST \'http://localhost:15020/quitquitquit?now=1\'; exit $rc"]'), {
@@ -473,6 +499,12 @@ const CASES: readonly Case[] = [
     name: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS on the job container',
     rule: 'exit-on-zero-connections',
     yaml: job(pod(`${WRAPPED}\nenv:\n- name: EXIT_ON_ZERO_ACTIVE_CONNECTIONS\n  value: "true"`)),
+    expect: { at: 'name: EXIT_ON_ZERO', level: 'warning' },
+  },
+  {
+    name: 'EXIT_ON_ZERO_ACTIVE_CONNECTIONS in a pod without a wrapper (--inject adds one: a setting)',
+    rule: 'exit-on-zero-connections',
+    yaml: job(pod('command: ["./task"]\nenv:\n- name: EXIT_ON_ZERO_ACTIVE_CONNECTIONS\n  value: "true"'), { podMeta: INJECTED }),
     expect: { at: 'name: EXIT_ON_ZERO', level: 'warning' },
   },
   {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { parseKubernetes, parseMesh, type Profile } from '../../../../src/config/profile.ts';
 import { check, type CheckSettings } from '../../../../src/manifest/check/rules.ts';
+import { messageOf } from '../../../../src/manifest/check/finding.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { source } from '../../../support/manifest.ts';
 import { type Case, checkCases, job, pod, TRAP } from './cases.ts';
@@ -64,7 +65,7 @@ checkCases('profile', CASES);
 describe('the form of each injected sidecar under the profile', () => {
   before(loadShellParser);
   const rules = (yaml: string, settings?: CheckSettings): string[] =>
-    check(source(yaml), settings).map((finding) => `${finding.rule}: ${finding.message}`);
+    check(source(yaml), settings).map((finding) => `${finding.rule}: ${messageOf(finding)}`);
   test('Linkerd 2.20 injects native by default: no unwrapped, unless the pod opts out', () => {
     const yaml = job(pod('command: ["./task.sh"]'), { podMeta: LINKERD });
     assert.match(rules(yaml).join('\n'), /^unwrapped: Job task gets a classic linkerd-proxy/);

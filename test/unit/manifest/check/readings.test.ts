@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { type CheckSettings, check } from '../../../../src/manifest/check/rules.ts';
+import { messageOf } from '../../../../src/manifest/check/finding.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { source } from '../../../support/manifest.ts';
 
@@ -153,7 +154,8 @@ describe('the shapes real manifests quit a sidecar with', () => {
     );
     const [finding] = findings(yaml);
     assert.match(finding ?? '', /^quit-not-enabled @ command: /);
-    assert.match(check(source(yaml))[0]?.message ?? '', /a release without a quit endpoint: use its v2 image/);
+    const [found] = check(source(yaml));
+    assert.match(found === undefined ? '' : messageOf(found), /a release without a quit endpoint: use its v2 image/);
   });
   test('a quit as more items after any program that is no shell never runs', () => {
     const yaml = job(

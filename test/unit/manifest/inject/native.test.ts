@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { parseKubernetes, parseMesh, type Profile } from '../../../../src/config/profile.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
+import { messageOf } from '../../../../src/manifest/check/finding.ts';
 import { inject, WRAPPER_PATH } from '../../../../src/manifest/inject/inject.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { source } from '../../../support/manifest.ts';
@@ -57,7 +58,7 @@ function rewritten(text: string, settings: Settings): string {
     ...(settings.profile === undefined ? {} : { profile: settings.profile }),
   }).filter((finding) => finding.level !== 'info');
   assert.deepEqual(
-    left.map((finding) => `${finding.rule}: ${finding.message}`),
+    left.map((finding) => `${finding.rule}: ${messageOf(finding)}`),
     [],
     after,
   );

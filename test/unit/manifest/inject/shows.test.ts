@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type ManifestIo, runManifest } from '../../../../src/manifest/cli/cli.ts';
-import { INJECT_ADVICE } from '../../../../src/manifest/check/finding.ts';
+import { INJECT_ADVICE, messageOf } from '../../../../src/manifest/check/finding.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { inject } from '../../../../src/manifest/inject/inject.ts';
 import { readPod } from '../../../../src/manifest/pod/pod.ts';
@@ -69,11 +69,7 @@ describe('a sidecar shows itself, and --inject agrees with --check', () => {
         assert.notEqual(out, shape.yaml);
         assert.ok(printed.includes(INJECT_ADVICE), printed);
         const after = check(source(out)).filter((finding) => finding.level === 'error');
-        assert.deepEqual(
-          after.filter((finding) => finding.rule === 'unwrapped').map((finding) => finding.message),
-          [],
-          'nothing left unstopped',
-        );
+        assert.deepEqual(after.filter((finding) => finding.rule === 'unwrapped').map(messageOf), [], 'nothing left unstopped');
         assert.ok(!(await cliCheck(out)).includes(INJECT_ADVICE), 'no advice to run --inject on its output');
       } else {
         assert.equal(result.kind, 'refused');

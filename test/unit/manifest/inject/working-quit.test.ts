@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { said } from '../../../../src/manifest/check/finding.ts';
+import { messageOf, said } from '../../../../src/manifest/check/finding.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { advised, inject } from '../../../../src/manifest/inject/inject.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
@@ -88,7 +88,7 @@ describe('a script whose own quit works', () => {
     const [plain] = check(source(text));
     const [found] = advised(source(text), { namespaces: new Map() });
     assert.ok(plain !== undefined && found !== undefined);
-    assert.equal(said(found), `${plain.message} ("istio-job-run --inject FILE" rewrites the manifest)`);
+    assert.equal(said(found), `${messageOf(plain)} ("istio-job-run --inject FILE" rewrites the manifest)`);
   });
 
   test('two job containers: left as it is, said once, and --check says nothing of --inject', () => {

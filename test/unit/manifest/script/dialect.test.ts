@@ -17,7 +17,6 @@ import {
   dialectOfProgram,
   shOfImage,
 } from '../../../../src/manifest/script/dialect.ts';
-import { instead } from '../../../../src/manifest/cli/report.ts';
 import { loadShellParser, readScript } from '../../../../src/manifest/script/shell.ts';
 
 /** How each dialect is started here. */
@@ -100,10 +99,6 @@ describe('each construct of the table does in each shell what the table says', {
       }
     });
   }
-});
-
-test("each construct's fix is what --format json gives as what to do instead", () => {
-  for (const construct of Object.values(CONSTRUCTS)) assert.equal(instead(`x: ${construct.fix}`), construct.fix);
 });
 
 describe('which shell runs a script', () => {

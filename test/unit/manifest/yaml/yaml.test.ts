@@ -54,7 +54,7 @@ describe('aliases and merge keys', () => {
       '    template: *pod',
       '',
     ].join('\n');
-    const found = check(source(yaml)).map((finding) => `${finding.line} ${finding.rule} ${finding.message.split(' ')[1]}`);
+    const found = check(source(yaml)).map((finding) => `${finding.line} ${finding.rule} ${finding.problem.split(' ')[1]}`);
     assert.deepEqual(found, ['10 unwrapped first', '10 unwrapped second']);
   });
   test('<< merge keys add the keys a map does not write, its own first', () => {
