@@ -22,7 +22,7 @@ import {
 } from '../../config/tool-flags.ts';
 import type { CheckSettings } from '../check/rules.ts';
 import type { LabelSelector } from '../inject/policy.ts';
-import { addInjectedNamespaces } from '../pod/pod.ts';
+import { addInjectedNamespaces } from '../pod/sidecars.ts';
 import { type ConfigFiles, type ConfigValues, defaultConfig, readConfig } from './config-file.ts';
 import { flagLike, PLUGIN_NAME } from './select.ts';
 import { ruleList } from './suppress.ts';
