@@ -9,7 +9,8 @@ import { type KindName, SIDECAR_KINDS, type SidecarKind } from '../../config/kin
 import type { Request } from '../script/requests.ts';
 import { basename, innerCommand, readWrapper, shellScript } from '../script/commands.ts';
 import { commandStart, INITS, SIDECAR_FRONTS, wrapperStops as tableStops } from '../script/programs.ts';
-import { busyboxWget, type Dialect, dialectOfProgram, shOfImage } from '../script/dialect.ts';
+import { type Dialect, dialectOfProgram } from '../script/dialect.ts';
+import { busyboxWget, shOfImage } from '../script/images.ts';
 import { readScript, type Runs, type ScriptFacts, type ShellOptions, WRAPPERS } from '../script/shell.ts';
 import { get, isMap, isScalar, items, lineOf, lineText, pairOf, type Source, text, type ValueLines, valueLines } from '../yaml/source.ts';
 import type { Workload } from '../yaml/workloads.ts';
