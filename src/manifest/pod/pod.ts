@@ -20,6 +20,7 @@ import {
   sidecarCandidates,
 } from './sidecars.ts';
 
+// The parts of a pod that the rules and the policy name through this module.
 export { argvOf, type ContainerFacts, type RequestTarget } from './containers.ts';
 export { ENVOY_ADMIN_PORT, type InjectedNamespaces, type PodSidecar } from './sidecars.ts';
 

@@ -240,4 +240,5 @@ export function dialectOfProgram(program: string, sh: Dialect, viaBusybox = fals
   return undefined;
 }
 
+// What the rules read of images beside the constructs.
 export { installs, type QuitProgram, quitProgramsMissing, shellMissing } from './images.ts';
