@@ -37,7 +37,7 @@ export interface SidecarKind {
   readonly gaveUpHint?: string;
   /** How its injector marks a pod: read from the pod's annotations, when it leaves any. */
   readonly fromAnnotations?: (pod: PodAnnotations) => Finding | undefined;
-  /** How a pod template shows it, for --check and --inject (src/manifest/pod/pod.ts reads these). */
+  /** How a pod template shows it, for --check and --inject (src/manifest/pod/sidecars.ts reads these). */
   readonly template: TemplateMarkers;
   /** The install that injects it, which a cluster profile names (`--mesh NAME=VERSION`): src/config/profile.ts reads it. */
   readonly install?: Install;

@@ -90,7 +90,7 @@ export interface Form {
 
 /**
  * The form KIND's install gives a pod that says nothing of it, under PROFILE (the pod's own annotation beats it:
- * src/manifest/pod/pod.ts reads that first); undefined when the profile does not name the install.
+ * src/manifest/pod/sidecars.ts reads that first); undefined when the profile does not name the install.
  */
 export function installForm(kind: SidecarKind, profile: Profile): Form | undefined {
   const install = kind.install;

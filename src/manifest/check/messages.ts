@@ -4,7 +4,9 @@
 
 import { ISTIO, type SidecarKind } from '../../config/kinds.ts';
 import { PROXY_CONTAINER } from '../../config/mode.ts';
-import { type ContainerFacts, type Pod, type PodSidecar, reached } from '../pod/pod.ts';
+import type { ContainerFacts } from '../pod/containers.ts';
+import { type Pod, reached } from '../pod/pod.ts';
+import type { PodSidecar } from '../pod/sidecars.ts';
 import { WRAP } from './finding.ts';
 import { behaviourOf, CONSTRUCTS, type ConstructId, DIALECT_NAMES } from '../script/dialect.ts';
 

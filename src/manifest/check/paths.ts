@@ -3,7 +3,8 @@
 // script model walked (script/outcome.ts), never the script's text.
 
 import { kindNamed, type SidecarKind } from '../../config/kinds.ts';
-import type { ContainerFacts, Pod } from '../pod/pod.ts';
+import type { ContainerFacts } from '../pod/containers.ts';
+import type { Pod } from '../pod/pod.ts';
 import { quitsOf } from '../pod/stop.ts';
 import { basename } from '../script/commands.ts';
 import { wrapperKind } from '../script/programs.ts';

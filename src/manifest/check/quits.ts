@@ -3,9 +3,10 @@
 // waits sent with a program the container's image does not have; a quit that works, and what it lacks.
 
 import type { Node } from 'yaml';
-import { argvOf, type ContainerFacts, type Pod, type RequestTarget } from '../pod/pod.ts';
+import { argvOf, type ContainerFacts, type RequestTarget } from '../pod/containers.ts';
+import type { Pod } from '../pod/pod.ts';
 import { basename, innerCommand, shellScript, WRAPPERS } from '../script/commands.ts';
-import { installs, type QuitProgram, quitProgramsMissing, shellMissing } from '../script/dialect.ts';
+import { installs, type QuitProgram, quitProgramsMissing, shellMissing } from '../script/images.ts';
 import { requestOf } from '../script/requests.ts';
 import { scalars } from '../yaml/source.ts';
 import { PROGRAM } from '../../bundle/self.ts';

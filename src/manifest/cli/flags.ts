@@ -22,7 +22,7 @@ import {
 } from '../../config/tool-flags.ts';
 import type { CheckSettings } from '../check/rules.ts';
 import type { LabelSelector } from '../inject/policy.ts';
-import { addInjectedNamespaces } from '../pod/pod.ts';
+import { addInjectedNamespaces } from '../pod/sidecars.ts';
 import { type ConfigFiles, type ConfigValues, defaultConfig, readConfig } from './config-file.ts';
 import { flagLike, PLUGIN_NAME } from './select.ts';
 import { ruleList } from './suppress.ts';
@@ -137,193 +137,215 @@ const toolsOf = (flag: string): readonly Tool[] => TOOL_FLAGS.find((row) => row.
 const IMAGE_REFERENCE =
   /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
 
-/**
- * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native] ..., in any order; `--flag=value`
- * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`. FILES:
- * where the config file is looked for and read (none: no config file is read).
- */
-export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFiles): Request {
-  const checks: string[] = [];
-  const injects: string[] = [];
-  let image: string | undefined;
-  let native = false;
-  let wrapper = false;
-  let kubernetes: Version | undefined;
-  const meshes = new Map<string, Mesh>();
-  let configPath: string | undefined;
-  let imageVolume = false;
-  let policy = false;
-  let version: PolicyVersion | undefined;
-  let selector: LabelSelector | undefined;
-  let namespace: string | undefined;
-  const namespaces = new Map<KindName, Set<string>>();
-  const entrypoints = new Map<string, readonly string[]>();
-  const chosen: { format?: string; threshold?: string } = {};
-  const ignored: string[] = [];
-  let ignoredBy = IGNORE_FLAG;
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+/** What the flags say, as they are read one by one, with what the environment says where a flag does not. */
+interface Given {
+  readonly checks: string[];
+  readonly injects: string[];
+  image?: string;
+  native: boolean;
+  wrapper: boolean;
+  imageVolume: boolean;
+  policy: boolean;
+  kubernetes?: Version;
+  readonly meshes: Map<string, Mesh>;
+  configPath?: string;
+  version?: PolicyVersion;
+  selector?: LabelSelector;
+  namespace?: string;
+  readonly namespaces: Map<KindName, Set<string>>;
+  readonly entrypoints: Map<string, readonly string[]>;
+  readonly chosen: { format?: string; threshold?: string };
+  readonly ignored: string[];
+  ignoredBy: string;
+  /** The flags given, in order: each must go with the tool asked for. */
+  readonly flags: string[];
+}
+
+/** What each switch of the table turns on. */
+const SWITCHED: Readonly<Record<string, 'native' | 'wrapper' | 'policy' | 'imageVolume'>> = {
+  '--native': 'native',
+  '--wrapper': 'wrapper',
+  [TOOL_FLAG.policy]: 'policy',
+  '--image-volume': 'imageVolume',
+};
+
+/** A choice flag of --check's output given once: its value kept in FIELD; what is wrong, after `FLAG: `. */
+const choice =
+  (flag: '--format' | '--failure-threshold', field: 'format' | 'threshold') =>
+  (value: string, given: Given): string | undefined => {
+    const allowed = VALUE_FLAGS[flag] as string;
+    if (!allowed.split('|').includes(value)) return `${JSON.stringify(value)} is not one of ${allowed}`;
+    if (given.chosen[field] !== undefined && given.chosen[field] !== value)
+      return `given twice (${JSON.stringify(given.chosen[field])}, ${JSON.stringify(value)}): one of ${allowed}`;
+    given.chosen[field] = value;
+    return undefined;
+  };
+
+/** A value read by PARSE (a string: what is wrong) and kept in what the flags say by KEEP. */
+const parsedInto =
+  <T>(parse: (value: string) => T | string, keep: (parsed: T, given: Given) => void) =>
+  (value: string, given: Given): string | undefined => {
+    const parsed = parse(value);
+    if (typeof parsed === 'string') return parsed;
+    keep(parsed, given);
+    return undefined;
+  };
+
+/** How each value flag of the table is read into what the flags say: what is wrong, after `FLAG: `, or undefined. */
+const READERS: Readonly<Record<string, (value: string, given: Given) => string | undefined>> = {
+  '--check': (value, given) => {
+    given.checks.push(value);
+    return undefined;
+  },
+  '--inject': (value, given) => {
+    given.injects.push(value);
+    return undefined;
+  },
+  '--image': (value, given) => {
+    if (given.image !== undefined) return `given twice (${JSON.stringify(given.image)}, ${JSON.stringify(value)}): one IMAGE`;
+    if (!IMAGE_REFERENCE.test(value)) return `${JSON.stringify(value)} is not an image reference (REGISTRY/NAME[:TAG][@DIGEST])`;
+    given.image = value;
+    return undefined;
+  },
+  [ENTRYPOINT_FLAG]: (value, given) => {
+    const at = value.indexOf('=');
+    const words = value
+      .slice(at + 1)
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word !== '');
+    if (at <= 0 || words.length === 0)
+      return `${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`;
+    given.entrypoints.set(value.slice(0, at), words);
+    return undefined;
+  },
+  [INJECTED_NAMESPACES_FLAG]: (value, given) => addInjectedNamespaces(value, given.namespaces),
+  '--namespace': (value, given) => {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
+      return `${JSON.stringify(value)} is not a namespace name (lower-case letters, digits and -)`;
+    given.namespace = value;
+    return undefined;
+  },
+  '--kubernetes': parsedInto(parseKubernetes, (version, given) => {
+    given.kubernetes = version;
+  }),
+  '--mesh': parsedInto(parseMesh, (mesh, given) => {
+    given.meshes.set(mesh.name, mesh);
+  }),
+  [CONFIG_FLAG]: (value, given) => {
+    if (given.configPath !== undefined && given.configPath !== value)
+      return `given twice (${JSON.stringify(given.configPath)}, ${JSON.stringify(value)}): one FILE`;
+    given.configPath = value;
+    return undefined;
+  },
+  '--format': choice('--format', 'format'),
+  '--failure-threshold': choice('--failure-threshold', 'threshold'),
+  [IGNORE_FLAG]: (value, given) => {
+    given.ignored.push(value);
+    return undefined;
+  },
+  '--api-version': (value, given) => {
+    if (!(POLICY_VERSIONS as readonly string[]).includes(value))
+      return `${JSON.stringify(value)} is not one of ${POLICY_VERSIONS.join('|')}`;
+    given.version = value as PolicyVersion;
+    return undefined;
+  },
+  '--namespace-selector': parsedInto(parseSelector, (selector, given) => {
+    given.selector = selector;
+  }),
+};
+
+/** FLAG's VALUE read into GIVEN; the refusal, if any. */
+function take(flag: string, value: string, given: Given): Request | undefined {
+  if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
+  const problem = READERS[flag]?.(value, given);
+  return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
+}
+
+/** What the variables say where their flags are not given: the namespaces that inject, and the rules to ignore. */
+function fromEnvironment(argv: readonly string[], env: Env, given: Given): Request | undefined {
   if (!argv.some((arg) => arg.startsWith(INJECTED_NAMESPACES_FLAG))) {
     const fromEnv = env[INJECTED_NAMESPACES_VARIABLE];
-    const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, namespaces);
+    const problem = fromEnv === undefined ? undefined : addInjectedNamespaces(fromEnv, given.namespaces);
     if (problem !== undefined) return { kind: 'error', message: `${INJECTED_NAMESPACES_VARIABLE}: ${problem}` };
   }
   if (!argv.some((arg) => arg.startsWith(IGNORE_FLAG))) {
-    ignored.push(env[IGNORE_VARIABLE] ?? '');
-    ignoredBy = IGNORE_VARIABLE;
+    given.ignored.push(env[IGNORE_VARIABLE] ?? '');
+    given.ignoredBy = IGNORE_VARIABLE;
   }
+  return undefined;
+}
+
+/** Each argument read by its row of the table: a switch, a value flag (now or once a FILE comes), or a FILE. */
+function readArguments(argv: readonly string[], given: Given): Request | undefined {
   const waiting: string[] = [];
-  /** The flags given, in order: each must go with the tool asked for. */
-  const given: string[] = [];
-  const take = (flag: string, value: string): Request | undefined => {
-    if (value === '') return { kind: 'error', message: `${flag}: needs a value (${flag} ${VALUE_FLAGS[flag]}), not ""` };
-    if (flag === INJECTED_NAMESPACES_FLAG) {
-      const problem = addInjectedNamespaces(value, namespaces);
-      return problem === undefined ? undefined : { kind: 'error', message: `${flag}: ${problem}` };
-    }
-    if (flag === '--kubernetes') {
-      const parsed = parseKubernetes(value);
-      if (typeof parsed === 'string') return { kind: 'error', message: `--kubernetes: ${parsed}` };
-      kubernetes = parsed;
-      return undefined;
-    }
-    if (flag === '--mesh') {
-      const parsed = parseMesh(value);
-      if (typeof parsed === 'string') return { kind: 'error', message: `--mesh: ${parsed}` };
-      meshes.set(parsed.name, parsed);
-      return undefined;
-    }
-    if (flag === CONFIG_FLAG) {
-      if (configPath !== undefined && configPath !== value)
-        return {
-          kind: 'error',
-          message: `${CONFIG_FLAG}: given twice (${JSON.stringify(configPath)}, ${JSON.stringify(value)}): one FILE`,
-        };
-      configPath = value;
-      return undefined;
-    }
-    if (flag === '--namespace') {
-      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
-        return {
-          kind: 'error',
-          message: `--namespace: ${JSON.stringify(value)} is not a namespace name (lower-case letters, digits and -)`,
-        };
-      namespace = value;
-      return undefined;
-    }
-    if (flag === ENTRYPOINT_FLAG) {
-      const at = value.indexOf('=');
-      const words = value
-        .slice(at + 1)
-        .trim()
-        .split(/\s+/)
-        .filter((word) => word !== '');
-      if (at <= 0 || words.length === 0)
-        return {
-          kind: 'error',
-          message: `${flag}: ${JSON.stringify(value)} is not CONTAINER=COMMAND (job=/app/migrate: the image's ENTRYPOINT, split on spaces)`,
-        };
-      entrypoints.set(value.slice(0, at), words);
-      return undefined;
-    }
-    if (flag === '--api-version') {
-      if (!(POLICY_VERSIONS as readonly string[]).includes(value))
-        return { kind: 'error', message: `--api-version: ${JSON.stringify(value)} is not one of ${POLICY_VERSIONS.join('|')}` };
-      version = value as PolicyVersion;
-      return undefined;
-    }
-    if (flag === '--namespace-selector') {
-      const parsed = parseSelector(value);
-      if (typeof parsed === 'string') return { kind: 'error', message: `--namespace-selector: ${parsed}` };
-      selector = parsed;
-      return undefined;
-    }
-    if (flag === IGNORE_FLAG) {
-      ignored.push(value);
-      return undefined;
-    }
-    if (flag === '--format' || flag === '--failure-threshold') {
-      const field = flag === '--format' ? 'format' : 'threshold';
-      const allowed = VALUE_FLAGS[flag] as string;
-      if (!allowed.split('|').includes(value))
-        return { kind: 'error', message: `${flag}: ${JSON.stringify(value)} is not one of ${allowed}` };
-      if (chosen[field] !== undefined && chosen[field] !== value)
-        return {
-          kind: 'error',
-          message: `${flag}: given twice (${JSON.stringify(chosen[field])}, ${JSON.stringify(value)}): one of ${allowed}`,
-        };
-      chosen[field] = value;
-      return undefined;
-    }
-    if (flag === '--check') checks.push(value);
-    else if (flag === '--inject') injects.push(value);
-    else if (image !== undefined)
-      return { kind: 'error', message: `--image: given twice (${JSON.stringify(image)}, ${JSON.stringify(value)}): one IMAGE` };
-    else if (!IMAGE_REFERENCE.test(value))
-      return { kind: 'error', message: `--image: ${JSON.stringify(value)} is not an image reference (REGISTRY/NAME[:TAG][@DIGEST])` };
-    else image = value;
-    return undefined;
-  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const [flag, inlineValue] = equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
     let problem: Request | undefined;
-    if (flag.startsWith('--')) given.push(flag);
+    if (flag.startsWith('--')) given.flags.push(flag);
     if (SWITCHES.includes(flag)) {
       if (inlineValue !== undefined)
         return { kind: 'error', message: `${flag}: takes no value (${JSON.stringify(arg)}): it is on when given` };
-      if (flag === '--native') native = true;
-      else if (flag === '--wrapper') wrapper = true;
-      else if (flag === TOOL_FLAG.policy) policy = true;
-      else imageVolume = true;
+      given[SWITCHED[flag] ?? 'imageVolume'] = true;
     } else if (VALUE_FLAGS[flag] !== undefined) {
       const next = argv[i + 1];
-      if (inlineValue !== undefined) problem = take(flag, inlineValue);
-      else if (next !== undefined && !flagLike(next)) problem = take(flag, argv[++i] as string);
+      if (inlineValue !== undefined) problem = take(flag, inlineValue, given);
+      else if (next !== undefined && !flagLike(next)) problem = take(flag, argv[++i] as string, given);
       else waiting.push(flag);
     } else if (flagLike(arg)) {
       return { kind: 'error', message: `${JSON.stringify(arg)} is not an option of --check, --inject or ${TOOL_FLAG.policy} (${FLAGS})` };
     } else {
       // `--check a.yaml b.yaml`: a FILE after the files of --check or --inject is theirs too.
-      const owner = waiting.shift() ?? (checks.length > 0 ? '--check' : injects.length > 0 ? '--inject' : undefined);
+      const owner = waiting.shift() ?? (given.checks.length > 0 ? '--check' : given.injects.length > 0 ? '--inject' : undefined);
       if (owner === undefined)
         return { kind: 'error', message: `${JSON.stringify(arg)}: a FILE goes after --check or --inject (--check ${arg})` };
-      problem = take(owner, arg);
+      problem = take(owner, arg, given);
     }
     if (problem !== undefined) return problem;
   }
   const unfilled = waiting[0];
   if (unfilled !== undefined) return { kind: 'error', message: `${unfilled}: needs a value (${unfilled} ${VALUE_FLAGS[unfilled]})` };
-  if (checks.length > 0 && injects.length > 0) return { kind: 'error', message: '--check and --inject: use one at a time' };
+  return undefined;
+}
+
+/** The tool the flags ask for (undefined: none), each flag given going with it; or the refusal. */
+function toolOf(given: Given): Tool | undefined | { readonly refused: Request } {
+  const { checks, injects, policy } = given;
+  if (checks.length > 0 && injects.length > 0) return { refused: { kind: 'error', message: '--check and --inject: use one at a time' } };
   if (policy && checks.length + injects.length > 0)
     return {
-      kind: 'error',
-      message: `${TOOL_FLAG.policy}: reads no FILE (it prints a policy for the cluster): leave out --check and --inject`,
+      refused: {
+        kind: 'error',
+        message: `${TOOL_FLAG.policy}: reads no FILE (it prints a policy for the cluster): leave out --check and --inject`,
+      },
     };
   const tool: Tool | undefined = policy ? 'policy' : checks.length > 0 ? 'check' : injects.length > 0 ? 'inject' : undefined;
-  const stray = given.find((flag) => tool !== undefined && !toolsOf(flag).includes(tool));
+  const stray = given.flags.find((flag) => tool !== undefined && !toolsOf(flag).includes(tool));
   if (stray !== undefined && tool !== undefined) {
     const others = toolsOf(stray).map((owner) => TOOL_FLAG[owner]);
     const why = tool === 'policy' ? NOT_FOR_POLICY[stray] : undefined;
-    return {
-      kind: 'error',
-      message: `${stray}: goes with ${others.join(' or ')}, not ${TOOL_FLAG[tool]}${why === undefined ? '' : `: ${why}`}`,
-    };
+    const message = `${stray}: goes with ${others.join(' or ')}, not ${TOOL_FLAG[tool]}${why === undefined ? '' : `: ${why}`}`;
+    return { refused: { kind: 'error', message } };
   }
-  const policyOnly = given.find((flag) => toolsOf(flag).every((owner) => owner === 'policy') && toolsOf(flag).length > 0);
-  if (tool === undefined && policyOnly !== undefined) return { kind: 'error', message: `${policyOnly}: goes with ${TOOL_FLAG.policy}` };
-  const config = loadConfig(configPath, files);
-  if (typeof config === 'string') return { kind: 'error', message: config };
-  // What the flags leave unsaid, from the file: a flag beats it (an install by its NAME), and so does the variable.
+  const policyOnly = given.flags.find((flag) => toolsOf(flag).every((owner) => owner === 'policy') && toolsOf(flag).length > 0);
+  if (tool === undefined && policyOnly !== undefined)
+    return { refused: { kind: 'error', message: `${policyOnly}: goes with ${TOOL_FLAG.policy}` } };
+  return tool;
+}
+
+/** What the flags leave unsaid, from the config file: a flag beats it (an install by its NAME), and so does the variable. */
+function fromConfig(config: ConfigValues | undefined, env: Env, given: Given): Request | undefined {
   for (const { value, line } of config?.values.get('--kubernetes') ?? []) {
     const parsed = parseKubernetes(value);
     if (typeof parsed === 'string') return { kind: 'error', message: `${config?.name}:${line}: kubernetes: ${parsed}` };
-    kubernetes ??= parsed;
+    given.kubernetes ??= parsed;
   }
   for (const { value, line } of config?.values.get('--mesh') ?? []) {
     const parsed = parseMesh(value);
     if (typeof parsed === 'string') return { kind: 'error', message: `${config?.name}:${line}: mesh: ${parsed}` };
-    if (!meshes.has(parsed.name)) meshes.set(parsed.name, parsed);
+    if (!given.meshes.has(parsed.name)) given.meshes.set(parsed.name, parsed);
   }
   for (const [flag, field] of [
     ['--format', 'format'],
@@ -333,7 +355,7 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
       const allowed = VALUE_FLAGS[flag] as string;
       if (!allowed.split('|').includes(value))
         return { kind: 'error', message: `${config?.name}:${line}: ${flag.slice(2)}: ${JSON.stringify(value)} is not one of ${allowed}` };
-      chosen[field] ??= value;
+      given.chosen[field] ??= value;
     }
   }
   const fileIgnores = config?.values.get(IGNORE_FLAG) ?? [];
@@ -342,10 +364,16 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
     if (warning !== undefined)
       return { kind: 'error', message: `${config?.name}:${line}: ignore: ${warning.replace(/^: /, '').replace(/, ignored \(/, ' (')}` };
   }
-  if (ignoredBy === IGNORE_VARIABLE && env[IGNORE_VARIABLE] === undefined && fileIgnores.length > 0) {
-    ignored.splice(0, ignored.length, ...fileIgnores.map(({ value }) => value));
-    ignoredBy = config?.name ?? IGNORE_VARIABLE;
+  if (given.ignoredBy === IGNORE_VARIABLE && env[IGNORE_VARIABLE] === undefined && fileIgnores.length > 0) {
+    given.ignored.splice(0, given.ignored.length, ...fileIgnores.map(({ value }) => value));
+    given.ignoredBy = config?.name ?? IGNORE_VARIABLE;
   }
+  return undefined;
+}
+
+/** What to run, from what the flags and the file say; a combination the tool refuses, said in one line. */
+function requestOf(tool: Tool | undefined, given: Given): Request {
+  const { checks, injects, image, native, wrapper, imageVolume, kubernetes, meshes, namespace, namespaces, selector } = given;
   const profile: Profile | undefined =
     kubernetes === undefined && meshes.size === 0
       ? undefined
@@ -360,22 +388,22 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
       ...stated,
       native,
       imageVolume,
-      version: version ?? POLICY_VERSIONS[0],
+      version: given.version ?? POLICY_VERSIONS[0],
       namespaces,
       ...(image === undefined ? {} : { image }),
       ...(selector === undefined ? {} : { namespaceSelector: selector }),
     };
   }
   if (checks.length > 0) {
-    const listed = ruleList(ignored.join(','), ignoredBy);
+    const listed = ruleList(given.ignored.join(','), given.ignoredBy);
     return {
       kind: 'check',
       ...stated,
       files: checks,
       settings: { namespaces, ...(namespace === undefined ? {} : { namespace }), ...stated },
       output: {
-        format: (chosen.format ?? 'text') as Format,
-        threshold: (chosen.threshold ?? DEFAULT_THRESHOLD) as Threshold,
+        format: (given.chosen.format ?? 'text') as Format,
+        threshold: (given.chosen.threshold ?? DEFAULT_THRESHOLD) as Threshold,
         ignore: new Set(listed.rules),
         warnings: listed.warnings,
       },
@@ -395,8 +423,39 @@ export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFile
     wrapper,
     imageVolume,
     ...(image === undefined ? {} : { image }),
-    settings: { namespaces, entrypoints, ...(namespace === undefined ? {} : { namespace }), ...stated },
+    settings: { namespaces, entrypoints: given.entrypoints, ...(namespace === undefined ? {} : { namespace }), ...stated },
   };
+}
+
+/**
+ * --check FILE (repeatable) | --inject FILE (repeatable) [--image IMAGE] [--native] ..., in any order; `--flag=value`
+ * too. A value flag followed by another flag takes the next argument that is none: `--inject --native FILE`. FILES:
+ * where the config file is looked for and read (none: no config file is read).
+ */
+export function parseFlags(argv: readonly string[], env: Env, files?: ConfigFiles): Request {
+  const given: Given = {
+    checks: [],
+    injects: [],
+    native: false,
+    wrapper: false,
+    imageVolume: false,
+    policy: false,
+    meshes: new Map(),
+    namespaces: new Map(),
+    entrypoints: new Map(),
+    chosen: {},
+    ignored: [],
+    ignoredBy: IGNORE_FLAG,
+    flags: [],
+  };
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  const refused = fromEnvironment(argv, env, given) ?? readArguments(argv, given);
+  if (refused !== undefined) return refused;
+  const tool = toolOf(given);
+  if (typeof tool === 'object') return tool.refused;
+  const config = loadConfig(given.configPath, files);
+  if (typeof config === 'string') return { kind: 'error', message: config };
+  return fromConfig(config, env, given) ?? requestOf(tool, given);
 }
 
 /** The config file's values: FILE of --config, else the default file where there is one; a string saying what is wrong. */

@@ -8,7 +8,7 @@ import { PROGRAM } from '../../bundle/self.ts';
 import { IGNORE_FLAG, IGNORE_VARIABLE } from '../../config/tool-flags.ts';
 import type { Finding } from '../check/finding.ts';
 import { RULE_SUMMARIES } from '../check/rules.ts';
-import { podScripts } from '../pod/pod.ts';
+import { podScripts } from '../pod/containers.ts';
 import { scriptComments } from '../script/shell.ts';
 import { getIn, isMap, isScalar, isSeq, items, type Source, text } from '../yaml/source.ts';
 import { workloads } from '../yaml/workloads.ts';

@@ -8,7 +8,7 @@ import { installForm, type Mesh, type Profile, versionText } from '../../config/
 import { type KindName, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
 import { said } from '../check/finding.ts';
 import { advised } from '../inject/inject.ts';
-import { formOf } from '../pod/pod.ts';
+import { formOf } from '../pod/sidecars.ts';
 import { parseSource } from '../yaml/source.ts';
 import { istiodsOf, type KubeObject, namespacesOf, type NamespaceFacts } from './facts.ts';
 import type { Read } from './kubectl.ts';

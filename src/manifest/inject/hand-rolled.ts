@@ -10,8 +10,9 @@
 import type { Scalar } from 'yaml';
 import { QUIT_WORDS } from '../../config/kinds.ts';
 import type { Profile } from '../../config/profile.ts';
-import type { ContainerFacts, InjectedNamespaces, Pod, PodSidecar } from '../pod/pod.ts';
-import { argvOf, readPod } from '../pod/pod.ts';
+import { argvOf, type ContainerFacts } from '../pod/containers.ts';
+import { type Pod, readPod } from '../pod/pod.ts';
+import type { InjectedNamespaces, PodSidecar } from '../pod/sidecars.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import { statusLostToWrapper } from '../check/paths.ts';
 import { basename } from '../script/commands.ts';

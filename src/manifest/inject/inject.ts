@@ -21,7 +21,8 @@ import { ENTRYPOINT_FLAG } from '../../config/tool-flags.ts';
 import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
 import type { Profile } from '../../config/profile.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
-import { type InjectedNamespaces, type Pod, type PodSidecar, readPod } from '../pod/pod.ts';
+import { type Pod, readPod } from '../pod/pod.ts';
+import type { InjectedNamespaces, PodSidecar } from '../pod/sidecars.ts';
 import { quitsOf, unstopped } from '../pod/stop.ts';
 import type { Finding, InjectAction, InjectVerdict } from '../check/finding.ts';
 import { check, RULE_SUMMARIES } from '../check/rules.ts';
@@ -437,32 +438,77 @@ export const WRAPPER_MOUNT: Value = { name: VOLUME, mountPath: MOUNT_PATH, readO
 function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[], settings: InjectSettings): string[] {
   const { workload } = pod;
   const { podSpec } = workload;
-  const containers = pod.jobs.map((job) => job.node);
-  if (containers.length !== 1) {
-    const names = containers.map((container) => text(get(container, 'name')) ?? '(unnamed)').join(', ');
-    return [
-      containers.length === 0
-        ? 'its pod has no container to wrap'
-        : `its pod has ${containers.length} job containers (${names}): the first to end would stop the sidecar for the others. ` +
-          'Wrap the one that ends last by hand (istio-job-run -- its command), or make the sidecar a native one',
-    ];
-  }
-  const container = containers[0] as YAMLMap;
+  const container = wrappedContainer(pod);
+  if (typeof container === 'string') return [container];
   const name = text(get(container, 'name')) ?? '(unnamed)';
   const problems: string[] = [];
+  const commandWrong = commandProblem(container, name, left, settings);
+  if (commandWrong !== undefined) problems.push(commandWrong);
+  problems.push(...listProblems(podSpec, container, name, settings));
+  for (const sidecar of left) {
+    if (sidecar.noQuit === true)
+      problems.push(
+        `${sidecar.why} runs a release of the ${sidecar.kind.label} without a quit endpoint: move to its v2 image (--quitquitquit), or make it a native sidecar`,
+      );
+  }
+  const viaAnnotations = left.filter(
+    (sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined,
+  );
+  const switches = quitSwitches(pod, viaAnnotations, problems);
+  const flags = proxyFlags(left, problems);
+  // Istio's status variable in a pod with Istio; elsewhere the annotations file says which sidecars it has.
+  const istio = pod.sidecars.some((sidecar) => sidecar.kind === ISTIO);
+  const podinfo = viaAnnotations.length > 0 || !istio;
+  const mountsPodinfo = items(get(container, 'volumeMounts')).some((mount) => text(get(mount, 'mountPath')) === PODINFO_DIR);
+  if (podinfo && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
+    problems.push(`the pod already has a volume named ${PODINFO_VOLUME}: rename it`);
+  if (problems.length > 0) return problems;
+  writeWrapper(editor, workload, container, settings, {
+    prefix: wrapperPrefix(workload, left, settings),
+    entrypoint: settings.entrypoints?.get(name),
+    istio,
+    podinfo: podinfo && !mountsPodinfo,
+    flags,
+    switches,
+  });
+  return [];
+}
+
+/** The one job container the wrapper goes in front of, or why there is none to wrap. */
+function wrappedContainer(pod: Pod): YAMLMap | string {
+  const containers = pod.jobs.map((job) => job.node);
+  if (containers.length === 1) return containers[0] as YAMLMap;
+  const names = containers.map((container) => text(get(container, 'name')) ?? '(unnamed)').join(', ');
+  return containers.length === 0
+    ? 'its pod has no container to wrap'
+    : `its pod has ${containers.length} job containers (${names}): the first to end would stop the sidecar for the others. ` +
+        'Wrap the one that ends last by hand (istio-job-run -- its command), or make the sidecar a native one';
+}
+
+/** Why the container's command cannot take the wrapper in front: none and no --entrypoint, not a list, or both. */
+function commandProblem(container: YAMLMap, name: string, left: readonly PodSidecar[], settings: InjectSettings): string | undefined {
   const command = get(container, 'command');
   const entrypoint = settings.entrypoints?.get(name);
   if (command === undefined && entrypoint === undefined) {
-    problems.push(
+    return (
       `container ${name} has no command, so its image's ENTRYPOINT runs, which the manifest does not show: ` +
-        `give it with ${ENTRYPOINT_FLAG} ${name}=ENTRYPOINT (the words of the image's ENTRYPOINT; args stay as they are)` +
-        (left.some((sidecar) => sidecar.kind === ISTIO) ? ', or use --inject --native' : ''),
+      `give it with ${ENTRYPOINT_FLAG} ${name}=ENTRYPOINT (the words of the image's ENTRYPOINT; args stay as they are)` +
+      (left.some((sidecar) => sidecar.kind === ISTIO) ? ', or use --inject --native' : '')
     );
-  } else if (command !== undefined && (!isSeq(command) || !command.items.every((item) => isScalar(item)))) {
-    problems.push(`container ${name}: its command is not a list of strings --inject can prefix: write it as one`);
-  } else if (command !== undefined && entrypoint !== undefined) {
-    problems.push(`container ${name} has a command already: ${ENTRYPOINT_FLAG} ${name}=... is for a container without one`);
   }
+  if (command !== undefined && (!isSeq(command) || !command.items.every((item) => isScalar(item))))
+    return `container ${name}: its command is not a list of strings --inject can prefix: write it as one`;
+  if (command !== undefined && entrypoint !== undefined)
+    return `container ${name} has a command already: ${ENTRYPOINT_FLAG} ${name}=... is for a container without one`;
+  return undefined;
+}
+
+/** Whether an item of LIST has KEY set to VALUE. */
+const named = (list: Node | undefined, key: string, value: string): boolean => items(list).some((item) => text(get(item, key)) === value);
+
+/** What in the pod's lists stands in the way of the wrapper's items: a key that is not a list, a name or path it takes. */
+function listProblems(podSpec: YAMLMap, container: YAMLMap, name: string, settings: InjectSettings): string[] {
+  const problems: string[] = [];
   const lists: [Node, string, Node | undefined][] = [
     [podSpec, 'volumes', get(podSpec, 'volumes')],
     [podSpec, 'initContainers', get(podSpec, 'initContainers')],
@@ -473,22 +519,19 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     if (pairOf(owner, key) !== undefined && !isSeq(list) && !emptyValue(list))
       problems.push(`${key} of ${owner === podSpec ? 'the pod' : `container ${name}`} is not a list`);
   }
-  const named = (list: Node | undefined, key: string, value: string): boolean => items(list).some((item) => text(get(item, key)) === value);
   if (named(get(podSpec, 'volumes'), 'name', VOLUME)) problems.push(`the pod already has a volume named ${VOLUME}: rename it`);
   if (settings.imageVolume !== true && named(get(podSpec, 'initContainers'), 'name', INSTALLER))
     problems.push(`the pod already has an init container named ${INSTALLER}`);
   if (named(get(container, 'volumeMounts'), 'mountPath', MOUNT_PATH))
     problems.push(`container ${name} already mounts something at ${MOUNT_PATH}`);
-  for (const sidecar of left) {
-    if (sidecar.noQuit === true)
-      problems.push(
-        `${sidecar.why} runs a release of the ${sidecar.kind.label} without a quit endpoint: move to its v2 image (--quitquitquit), or make it a native sidecar`,
-      );
-  }
-  const viaAnnotations = left.filter(
-    (sidecar) => sidecar.kind !== ISTIO && sidecar.container === undefined && sidecar.kind.fromAnnotations !== undefined,
-  );
-  // The quit of an injected kind that the pod leaves off: switched on where the template does not set it.
+  return problems;
+}
+
+/**
+ * The quit of an injected kind that the pod leaves off: the annotations that switch it on where the template does
+ * not set them; where it sets one off, why, added to PROBLEMS.
+ */
+function quitSwitches(pod: Pod, viaAnnotations: readonly PodSidecar[], problems: string[]): (readonly [string, string])[] {
   const switches: (readonly [string, string])[] = [];
   for (const sidecar of viaAnnotations) {
     const quitSwitch = sidecar.kind.template.quitSwitch;
@@ -505,7 +548,14 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
           `(on is ${reading.on.map((value) => `"${value}"`).join(', ')}): set it to "${on}" and run --inject again`,
       );
   }
-  // The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit: added where unset.
+  return switches;
+}
+
+/**
+ * The auth proxies answer readiness only with --health-check, and a quit only with --quitquitquit: each flag to add
+ * where unset; where a container sets one off, why, added to PROBLEMS.
+ */
+function proxyFlags(left: readonly PodSidecar[], problems: string[]): [YAMLSeq, string][] {
   const flags: [YAMLSeq, string][] = [];
   for (const sidecar of left) {
     const args = get(sidecar.container, 'args');
@@ -521,14 +571,11 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
         );
     }
   }
-  // Istio's status variable in a pod with Istio; elsewhere the annotations file says which sidecars it has.
-  const istio = pod.sidecars.some((sidecar) => sidecar.kind === ISTIO);
-  const podinfo = viaAnnotations.length > 0 || !istio;
-  const mountsPodinfo = items(get(container, 'volumeMounts')).some((mount) => text(get(mount, 'mountPath')) === PODINFO_DIR);
-  if (podinfo && !mountsPodinfo && named(get(podSpec, 'volumes'), 'name', PODINFO_VOLUME))
-    problems.push(`the pod already has a volume named ${PODINFO_VOLUME}: rename it`);
-  if (problems.length > 0) return problems;
+  return flags;
+}
 
+/** The wrapper's words in front of the job's command: --quit on-success under OnFailure, --also for the declared auth proxies. */
+function wrapperPrefix(workload: Workload, left: readonly PodSidecar[], settings: InjectSettings): string[] {
   // --also for the declared auth proxies, with their ports when the pod moves them.
   const also = left
     .filter((sidecar) => sidecar.container !== undefined)
@@ -539,16 +586,37 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
       const moved = ports.some((port, index) => port !== sidecar.kind.listeners[index]?.port);
       return moved ? [sidecar.kind.name, ...ports].join(':') : sidecar.kind.name;
     });
-  const prefix = [
+  return [
     settings.imageVolume === true ? imageVolumeWrapper(MOUNT_PATH) : WRAPPER_PATH,
     ...(workload.restartPolicy === 'OnFailure' ? [`--${OPTIONS.quit.flag}`, 'on-success'] : []),
     ...also.flatMap((entry) => [`--${OPTIONS.also.flag}`, entry]),
     '--',
   ];
-  if (command !== undefined) editor.prepend(command as YAMLSeq, DEPTH.containerList, prefix);
-  else editor.addPair(container, DEPTH.container, 'command', [...prefix, ...(entrypoint ?? [])]);
+}
+
+/** The wrapper written into the pod: its words in front of the command, its volume and installer, and what it reads. */
+function writeWrapper(
+  editor: GuardedEditor,
+  workload: Workload,
+  container: YAMLMap,
+  settings: InjectSettings,
+  plan: {
+    readonly prefix: readonly string[];
+    /** The words of --entrypoint, for a container without a command. */
+    readonly entrypoint: readonly string[] | undefined;
+    readonly istio: boolean;
+    /** The annotations file to mount. */
+    readonly podinfo: boolean;
+    readonly flags: readonly [YAMLSeq, string][];
+    readonly switches: readonly (readonly [string, string])[];
+  },
+): void {
+  const { podSpec } = workload;
+  const command = get(container, 'command');
+  if (command !== undefined) editor.prepend(command as YAMLSeq, DEPTH.containerList, plan.prefix);
+  else editor.addPair(container, DEPTH.container, 'command', [...plan.prefix, ...(plan.entrypoint ?? [])]);
   addToList(editor, container, DEPTH.container, 'volumeMounts', WRAPPER_MOUNT);
-  if (istio) addToList(editor, container, DEPTH.container, 'env', STATUS_ENV);
+  if (plan.istio) addToList(editor, container, DEPTH.container, 'env', STATUS_ENV);
   addToList(
     editor,
     podSpec,
@@ -556,14 +624,13 @@ function addWrapper(editor: GuardedEditor, pod: Pod, left: readonly PodSidecar[]
     'volumes',
     settings.imageVolume === true ? imageVolume(VOLUME, settings.image) : { name: VOLUME, emptyDir: {} },
   );
-  if (podinfo && !mountsPodinfo) {
+  if (plan.podinfo) {
     addToList(editor, container, DEPTH.container, 'volumeMounts', PODINFO_MOUNT);
     addToList(editor, podSpec, DEPTH.podSpec, 'volumes', PODINFO_VOLUME_ITEM);
   }
   if (settings.imageVolume !== true) addToList(editor, podSpec, DEPTH.podSpec, 'initContainers', installer(settings.image));
-  for (const [args, flag] of flags) editor.append(args, DEPTH.containerList, flag);
-  if (switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(switches));
-  return [];
+  for (const [args, flag] of plan.flags) editor.append(args, DEPTH.containerList, flag);
+  if (plan.switches.length > 0) addAnnotations(editor, workload, Object.fromEntries(plan.switches));
 }
 
 /** Annotations added to the pod template (its metadata or annotations map made where missing). */

@@ -9,7 +9,9 @@ import type { YAMLMap, YAMLSeq } from 'yaml';
 import { readBoolFlag, type SidecarKind } from '../../config/kinds.ts';
 import { type Profile, whyNotNative } from '../../config/profile.ts';
 import type { Value } from '../yaml/edits.ts';
-import { argvOf, type Pod, type PodSidecar } from '../pod/pod.ts';
+import { argvOf } from '../pod/containers.ts';
+import type { Pod } from '../pod/pod.ts';
+import type { PodSidecar } from '../pod/sidecars.ts';
 import { get, isMap, isScalar, isSeq, pairOf, type Source, text } from '../yaml/source.ts';
 
 /** What fixes a pod's classic sidecars that nothing stops: native switches and moves, or the wrapper, or nothing (why). */

@@ -3,7 +3,9 @@
 
 import { type KindName, kindNamed, type SidecarKind } from '../../config/kinds.ts';
 import { wrapperKind } from '../script/programs.ts';
-import type { RequestTarget, ContainerFacts, Pod, PodSidecar } from './pod.ts';
+import type { ContainerFacts, RequestTarget } from './containers.ts';
+import type { Pod } from './pod.ts';
+import type { PodSidecar } from './sidecars.ts';
 
 /** Every quit a container's script sends or has a wrapper send, with how it runs. */
 export function quitsOf(

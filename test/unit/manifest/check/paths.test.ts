@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import type { ContainerFacts } from '../../../../src/manifest/pod/pod.ts';
+import type { ContainerFacts } from '../../../../src/manifest/pod/containers.ts';
 import { readPod } from '../../../../src/manifest/pod/pod.ts';
 import { judged, quitIn, scriptLine, statusLost, statusLostToWrapper } from '../../../../src/manifest/check/paths.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { IMAGE_BUNDLE_DIR, imageVolumeWrapper } from '../../../../src/manifest/inject/image-volume.ts';
 import { inject, INSTALLER, MOUNT_PATH, VOLUME } from '../../../../src/manifest/inject/inject.ts';
-import type { InjectedNamespaces } from '../../../../src/manifest/pod/pod.ts';
+import type { InjectedNamespaces } from '../../../../src/manifest/pod/sidecars.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { root } from '../../../support/process.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { inject, INSTALLER, MOUNT_PATH, VOLUME, WRAPPER_PATH } from '../../../../src/manifest/inject/inject.ts';
-import type { InjectedNamespaces } from '../../../../src/manifest/pod/pod.ts';
+import type { InjectedNamespaces } from '../../../../src/manifest/pod/sidecars.ts';
 import { check } from '../../../../src/manifest/check/rules.ts';
 import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { root } from '../../../support/process.ts';
