@@ -56,51 +56,14 @@ export interface Case {
   readonly expect?: { readonly at: string; readonly level: Level };
 }
 
-/** The file of cases (THEME.test.ts) that holds each rule's cases. */
-export const THEMES = {
-  pod: [
-    'prestop-quit',
-    'misplaced-annotation',
-    'annotation-as-label',
-    'exit-on-job-completion',
-    'quit-admin-port',
-    'onfailure-quit-always',
-    'quit-not-enabled',
-    'quit-wrong-method',
-    'quit-program-missing',
-    'shell-missing',
-    'quit-unheard',
-    'wrapped-wrong-command',
-    'native-quit',
-    'proxy-command-override',
-    'pod-failure-policy-container',
-    'exit-on-zero-connections',
-  ],
-  script: [
-    'exit-code-lost',
-    'quit-skipped-on-failure',
-    'folded-script',
-    'quit-in-exec-args',
-    'duplicate-key',
-    'wait-after-work',
-    'shell-syntax',
-    'quit-before-job',
-    'sh-pipefail',
-    'quit-only-on-signal',
-    'wrapper-never-quits',
-    'hand-rolled-quit',
-  ],
-  unwrapped: ['unwrapped'],
-  dialect: ['bashism-under-sh'],
-  profile: ['deprecated-native-key', 'hold-native'],
-} as const satisfies Record<string, readonly RuleId[]>;
-
 /** The findings of RULE in a manifest. */
 const findingsOf = (yaml: string, rule: RuleId, settings?: CheckSettings): Finding[] =>
   check(source(yaml), settings).filter((finding) => finding.rule === rule);
 
 /** The tests of a theme's cases: each case's finding or none, and each of the theme's rules tripped and left clean. */
-export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): void {
+export function checkCases(theme: string, cases: readonly Case[]): void {
+  // The theme's rules: those its cases name (a rule's cases are in one theme's file; check.test.ts holds them to it).
+  const rules: readonly RuleId[] = [...new Set(cases.map((entry) => entry.rule))];
   before(loadShellParser);
   describe(`--check rules of the ${theme} theme, each from manifests that trip it and manifests that must not`, () => {
     for (const entry of cases) {
@@ -129,8 +92,7 @@ export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): 
       });
     }
 
-    test(`every rule of the ${theme} theme is tripped by a case, and has a case that must not trip it; no case of another's`, () => {
-      const rules: readonly RuleId[] = THEMES[theme];
+    test(`every rule of the ${theme} theme is tripped by a case, and has a case that must not trip it`, () => {
       for (const rule of rules) {
         assert.ok(
           cases.some((entry) => entry.rule === rule && entry.expect !== undefined),
@@ -141,15 +103,11 @@ export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): 
           `${rule} has a clean case`,
         );
       }
-      assert.deepEqual(
-        cases.filter((entry) => !rules.includes(entry.rule)).map((entry) => entry.rule),
-        [],
-      );
     });
 
     test(`each rule of the ${theme} theme whose row has --inject fix its error (setting, script) has a case --inject rewrites`, () => {
       const unfixed: string[] = [];
-      for (const rule of THEMES[theme] as readonly RuleId[]) {
+      for (const rule of rules) {
         const action = RULE_SUMMARIES[rule].inject;
         if (action !== 'setting' && action !== 'script') continue;
         const tripping = cases.filter((entry) => entry.rule === rule && entry.expect !== undefined);
@@ -163,9 +121,3 @@ export function checkCases(theme: keyof typeof THEMES, cases: readonly Case[]): 
     });
   });
 }
-
-/** Every rule in the cases of exactly one theme. */
-export const everyRuleHasATheme = (): void => {
-  const themed = Object.values(THEMES).flat() as RuleId[];
-  assert.deepEqual([...themed].sort(), (Object.keys(RULE_SUMMARIES) as RuleId[]).sort());
-};

@@ -1,5 +1,6 @@
-// --check as a whole: every rule's cases sit in one file of a theme (pod, script, unwrapped: each tests that its
-// rules are tripped and left clean, and that --inject rewrites a case of each rule whose row has it fix the error),
+// --check as a whole: every rule's cases sit in one file of a theme (THEME.cases.ts, run by THEME.test.ts, which
+// tests that its rules are tripped and left clean, and that --inject rewrites a case of each rule whose row has it
+// fix the error),
 // what each row says --inject does agrees with its advice, the project's own manifests (docker/k8s/) and the
 // README's YAML check clean, and a parse error names the file and the line.
 
@@ -12,11 +13,27 @@ import { loadShellParser } from '../../../../src/manifest/script/shell.ts';
 import { parseSource } from '../../../../src/manifest/yaml/source.ts';
 import { source } from '../../../support/manifest.ts';
 import { root } from '../../../support/process.ts';
-import { everyRuleHasATheme } from './cases.ts';
+import type { Case } from './cases.ts';
+import { CASES as DIALECT } from './dialect.cases.ts';
+import { CASES as POD } from './pod.cases.ts';
+import { CASES as PROFILE } from './profile.cases.ts';
+import { CASES as SCRIPT } from './script.cases.ts';
+import { CASES as UNWRAPPED } from './unwrapped.cases.ts';
 
 before(loadShellParser);
 
-test("every rule's cases are in the file of exactly one theme", everyRuleHasATheme);
+test("every rule's cases are in the file of exactly one theme", () => {
+  const themes: Record<string, readonly Case[]> = { dialect: DIALECT, pod: POD, profile: PROFILE, script: SCRIPT, unwrapped: UNWRAPPED };
+  const themesOf = (rule: string): string[] =>
+    Object.entries(themes)
+      .filter(([, cases]) => cases.some((entry) => entry.rule === rule))
+      .map(([theme]) => theme);
+  const wrong = Object.keys(RULE_SUMMARIES)
+    .map((rule) => [rule, themesOf(rule)] as const)
+    .filter(([, found]) => found.length !== 1)
+    .map(([rule, found]) => `${rule}: ${found.length === 0 ? 'no theme has its cases' : found.join(' and ')}`);
+  assert.deepEqual(wrong, []);
+});
 
 describe("what each rule's row says --inject does agrees with its advice", () => {
   const rows = Object.entries(RULE_SUMMARIES);
