@@ -1,6 +1,7 @@
 // npm run docs: the tables of the docs that restate the code's own tables, written from them: in README.md the
 // options (src/config/options.ts, the table --help renders) and the sidecar kinds (src/config/kinds.ts), in
-// docs/MANIFESTS.md the rules of --check (src/manifest/check/rules.ts). Each sits between a pair of markers,
+// docs/MANIFESTS.md the rules of --check (src/manifest/check/rules.ts) and the constructs each shell reads otherwise
+// than bash (src/manifest/script/dialect.ts). Each sits between a pair of markers,
 // <!-- generated: NAME (npm run docs) --> and <!-- end: NAME -->; nothing else of the file is touched.
 // `npm run docs -- --check` writes nothing and exits 1 when a file differs from what it would write;
 // test/scripts/docs.test.ts fails the same way.
@@ -8,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RULE_SUMMARIES } from '../src/manifest/check/rules.ts';
+import { type Behaviour, CONSTRUCTS, DIALECT_NAMES, type Dialect } from '../src/manifest/script/dialect.ts';
 import { OUTPUT_FLAGS } from '../src/manifest/cli/flags.ts';
 import { ruleAnchor } from '../src/manifest/cli/report.ts';
 import { JSON_FIELDS, LEVELS, TOOL_FLAGS } from '../src/config/tool-flags.ts';
@@ -76,6 +78,34 @@ export function rulesTable(): string {
   const lines = [row(['rule', 'level', 'finds']), row(['---', '---', '---'])];
   for (const [rule, { level, finds }] of Object.entries(RULE_SUMMARIES))
     lines.push(row([`<a id="${ruleAnchor(rule)}"></a>${code(rule)}`, cell(level), cell(finds)]));
+  return lines.join('\n');
+}
+
+/** What a shell does with a construct, in a table's words. */
+function behaviourText(behaviour: Behaviour): string {
+  if (typeof behaviour === 'number') return `the command fails with ${behaviour}, and the shell goes on`;
+  const texts: Readonly<Record<Exclude<Behaviour, number>, string>> = {
+    ok: 'runs it as bash does',
+    syntax: 'cannot parse it: ends with 2 before that line runs (its EXIT trap still runs)',
+    fatal: 'ends with 2 when it runs',
+    exit: 'ends as exit would',
+    misread: 'reads it as something else',
+    background: 'runs the command in the background',
+  };
+  return texts[behaviour];
+}
+
+/** The shells of the constructs table, in its columns' order. */
+const TABLE_DIALECTS: readonly Dialect[] = ['dash', 'ash', 'bash-posix'];
+
+/** Every construct of bash's that another shell reads otherwise: each shell's behaviour, and the portable form. */
+export function constructsTable(): string {
+  const lines = [
+    row(['construct', ...TABLE_DIALECTS.map((dialect) => DIALECT_NAMES[dialect]), 'instead']),
+    row(['---', ...TABLE_DIALECTS.map(() => '---'), '---']),
+  ];
+  for (const { written, fix, behaviour } of Object.values(CONSTRUCTS))
+    lines.push(row([code(written), ...TABLE_DIALECTS.map((dialect) => cell(behaviourText(behaviour[dialect]))), cell(fix)]));
   return lines.join('\n');
 }
 
@@ -184,6 +214,7 @@ export const DOCS: readonly { readonly file: string; readonly tables: Tables }[]
     tables: {
       'tool-flags': toolFlagsTable,
       'check-rules': rulesTable,
+      'shell-constructs': constructsTable,
       'check-output': checkOutputTable,
       'check-json': () => recordTable(['field', 'holds'], JSON_FIELDS),
       'sidecar-markers': markersTable,

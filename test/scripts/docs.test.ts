@@ -2,7 +2,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DOCS, kindsTable, optionsTable, rulesTable, withTables } from '../../scripts/docs.ts';
+import { constructsTable, DOCS, kindsTable, optionsTable, rulesTable, withTables } from '../../scripts/docs.ts';
+import { CONSTRUCTS } from '../../src/manifest/script/dialect.ts';
 import { RULE_SUMMARIES } from '../../src/manifest/check/rules.ts';
 import { SPECS } from '../../src/config/options.ts';
 import { SIDECAR_KINDS, type SidecarKind } from '../../src/config/kinds.ts';
@@ -32,6 +33,14 @@ describe('the generated tables of the docs', () => {
     assert.deepEqual(
       rows.map((line) => cells(line).slice(0, 2)),
       Object.entries(RULE_SUMMARIES).map(([rule, { level }]) => [`<a id="rule-${rule}"></a>\`${rule}\``, level.replaceAll('|', '\\|')]),
+    );
+  });
+
+  test("the constructs table has one row per construct of the shells' table, with its fix", () => {
+    const rows = constructsTable().split('\n').slice(2);
+    assert.deepEqual(
+      rows.map((line) => [cells(line)[0], cells(line).at(-1)]),
+      Object.values(CONSTRUCTS).map(({ written, fix }) => [`\`${written.replaceAll('|', '\\|')}\``, fix.replaceAll('|', '\\|')]),
     );
   });
 
