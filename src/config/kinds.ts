@@ -85,10 +85,17 @@ export interface Reading {
   readonly otherwise: Setting;
 }
 
+/**
+ * Unicode's white space at either end, which Go's strings.TrimSpace takes off (and CEL's trim): not JavaScript's
+ * trim(), which leaves U+0085 and takes off U+FEFF.
+ */
+const GO_SPACE_CLASS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const GO_SPACE = new RegExp(`^${GO_SPACE_CLASS}+|${GO_SPACE_CLASS}+$`, 'g');
+
 /** What an injector reading this way makes of VALUE; undefined (the key is absent) is unset. */
 export function readSetting(reading: Reading, value: string | undefined): Setting {
   if (value === undefined) return 'unset';
-  const trimmed = reading.trims === true ? value.trim() : value;
+  const trimmed = reading.trims === true ? value.replace(GO_SPACE, '') : value;
   const key = reading.folds === true ? trimmed.toLowerCase() : trimmed;
   if (reading.on.includes(key)) return 'on';
   if (reading.off.includes(key)) return 'off';

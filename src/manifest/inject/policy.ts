@@ -81,9 +81,15 @@ export function literal(value: Value): string {
     .join(', ')}}`;
 }
 
-/** CEL for what an injector reading this way makes of VALUE (a string): 'on', 'off', 'unset' or 'refused'. */
+/**
+ * CEL for what an injector reading this way makes of VALUE (a string): 'on', 'off', 'unset' or 'refused', as
+ * readSetting reads it (src/config/kinds.ts): trimmed only where the reading trims (CEL's trim takes off Unicode's
+ * white space, as Go's strings.TrimSpace does), lower-cased only where it folds (lowerAscii: no value of a reading
+ * that folds has a letter that a non-ASCII one lower-cases to, the Kelvin sign's k or the dotted capital I's i).
+ */
 function setting(reading: Reading, value: string): string {
-  const key = reading.folds === true ? `${value}.trim().lowerAscii()` : value;
+  const trimmed = reading.trims === true ? `${value}.trim()` : value;
+  const key = reading.folds === true ? `${trimmed}.lowerAscii()` : trimmed;
   const cases: [readonly string[], string][] = [
     [reading.on, 'on'],
     [reading.off, 'off'],
@@ -239,8 +245,7 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
           ...inject.labels.map((key) => [labels, key] as const),
           ...inject.annotations.map((key) => [annotations, key] as const),
         ].reduceRight(
-          (rest, [map, key]) =>
-            `(${str(key)} in ${map} && ${map}[${str(key)}].trim() != '' ? ${setting(inject.reading, `${map}[${str(key)}]`)} : ${rest})`,
+          (rest, [map, key]) => `(${str(key)} in ${map} ? ${setting(inject.reading, `${map}[${str(key)}]`)} : ${rest})`,
           "'unset'",
         );
   const marked = `variables.${name}Marked`;
