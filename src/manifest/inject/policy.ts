@@ -18,7 +18,7 @@ import { OPTIONS } from '../../config/options.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
 import type { PolicyVersion } from '../../config/tool-flags.ts';
 import { WRAPPERS } from '../script/commands.ts';
-import { SIDECAR_FRONTS } from '../script/programs.ts';
+import { SIDECAR_CALLS, SIDECAR_FRONTS, TOMBSTONE_WRAPPERS } from '../script/programs.ts';
 import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
 import type { InjectedNamespaces } from '../pod/pod.ts';
 import type { Value } from '../yaml/edits.ts';
@@ -147,7 +147,8 @@ function quitUrlPattern(): string {
 
 /**
  * What in a container's command shows it stops a sidecar itself: a quit's URL, a process signal, a wrapper, a
- * variable of quit URLs. The policy leaves such a pod to --inject and --check.
+ * variable of quit URLs, a sidecar's own program with a subcommand that may quit it (within a script's word; a
+ * command of separate words is sidecarCall's). The policy leaves such a pod to --inject and --check.
  */
 function speaksPattern(): string {
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
@@ -156,9 +157,19 @@ function speaksPattern(): string {
     quitUrlPattern(),
     `\\b(pkill|killall)\\b`,
     `\\bkill\\b.*${anyOf(processes)}`,
-    `\\b${anyOf([...WRAPPERS, 'pilot-agent', ...QUIT_URLS_VARIABLES])}\\b`,
+    `\\b${anyOf([...WRAPPERS, ...QUIT_URLS_VARIABLES])}\\b`,
+    ...[...SIDECAR_CALLS].map(([program, subcommands]) => `\\b${re(program)}\\b[^;&|]*\\b${anyOf(subcommands)}\\b`),
   ].join('|');
 }
+
+/** CEL: whether WORDS (a list) are a sidecar's own program with a subcommand that may quit it, as separate words. */
+const sidecarCall = (words: string): string =>
+  [...SIDECAR_CALLS]
+    .map(
+      ([program, subcommands]) =>
+        `(${words}.exists(w, w.matches(${str(basenameIn([program]))})) && ${words}.exists(w, w in ${strs(subcommands)}))`,
+    )
+    .join(' || ');
 
 interface Variable {
   readonly name: string;
@@ -223,7 +234,7 @@ function variables(settings: PolicySettings): Variable[] {
   list.push(
     v(
       'speaks',
-      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})) || ` +
+      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${sidecarCall(WORDS('c'))} || ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})) || ` +
         `(has(c.env) && c.env.exists(e, has(e.value) && e.value.matches(${str(quitUrlPattern())}))))`,
     ),
   );
@@ -384,7 +395,7 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; checks: Va
     const noQuit = kind.template.noQuitPrograms ?? [];
     return (
       `(size(${list}) > 1 || ${list}.exists(c, ${WORDS('c')}.exists(w, ` +
-      [...(noQuit.length === 0 ? [] : [`w.matches(${str(basenameIn(noQuit))})`]), `w.matches(${str(basenameIn(['kubexit']))})`].join(
+      [...(noQuit.length === 0 ? [] : [`w.matches(${str(basenameIn(noQuit))})`]), `w.matches(${str(basenameIn(TOMBSTONE_WRAPPERS))})`].join(
         ' || ',
       ) +
       ')))'
