@@ -176,6 +176,18 @@ export function readBoolFlag(words: readonly string[], flag: string): Setting {
   return setting;
 }
 
+/** The words that leave a boolean flag on where they are its last (readBoolFlag): the flag alone, or with a true value. */
+export const flagOnWords = (flag: string): string[] => [flag, ...PARSE_BOOL.on.map((value) => `${flag}=${value}`)];
+
+/** The flags of a declared container that --inject switches on where they are unset: its quit's and its readiness's. */
+export const switchFlags = (kind: SidecarKind): string[] => {
+  const { quitSwitch, readySwitch } = kind.template;
+  return [
+    ...(typeof quitSwitch === 'object' && 'flag' in quitSwitch ? [quitSwitch.flag] : []),
+    ...(readySwitch === undefined ? [] : [readySwitch.flag]),
+  ];
+};
+
 /** The setting of the first of KEYS present, as READING reads it; unset when none is. */
 export function readFirst(keys: readonly string[], reading: Reading, get: (key: string) => string | undefined): Setting {
   const key = keys.find((candidate) => get(candidate) !== undefined);
@@ -224,6 +236,8 @@ interface TemplateMarkers {
   }[];
   /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
   readonly sidecarless?: { readonly key: string; readonly value: string };
+  /** The flag of the declared container that makes its readiness endpoint answer (the auth proxies' --health-check). */
+  readonly readySwitch?: { readonly flag: string };
   /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
   readonly quitSwitch:
     | 'always'
@@ -412,6 +426,7 @@ export const SIDECAR_KINDS = [
     name: 'cloud-sql-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      readySwitch: { flag: '--health-check' },
       quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
@@ -442,6 +457,7 @@ export const SIDECAR_KINDS = [
     name: 'alloydb-auth-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      readySwitch: { flag: '--health-check' },
       quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },

@@ -275,3 +275,34 @@ export function readingCases(): Case[] {
   }
   return list;
 }
+
+/**
+ * Pods with a declared proxy whose boolean flags (the quit switch, --health-check) are written more than once or
+ * spelled otherwise: the last of a flag's words decides, its value read as Go's strconv.ParseBool reads it
+ * (src/config/kinds.ts, readBoolFlag). The policy must read each as --inject does.
+ */
+export function flagCases(): Case[] {
+  const list: Case[] = [];
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    const container = kind.template.container;
+    const quitSwitch = kind.template.quitSwitch;
+    if (container === undefined || typeof quitSwitch !== 'object' || !('flag' in quitSwitch)) continue;
+    const image = `registry.example/${container.images[0]}:2`;
+    for (const flag of [quitSwitch.flag, '--health-check']) {
+      for (const args of [
+        [`${flag}=false`, flag],
+        [flag, `${flag}=false`],
+        [`${flag}=0`, `${flag}=T`],
+        [`${flag}=True`],
+        [`${flag}=yes`],
+        [`${flag}=`],
+      ]) {
+        list.push({
+          name: `${kind.name}: its container, args ${JSON.stringify(args)}`,
+          yaml: job({}, { containers: [{ name: 'proxy', image, args }] }),
+        });
+      }
+    }
+  }
+  return list;
+}

@@ -12,7 +12,7 @@
 
 import { stringify } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, QUIT_WORDS, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { flagOnWords, ISTIO, QUIT_WORDS, type Reading, SIDECAR_KINDS, type SidecarKind, switchFlags } from '../../config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
@@ -400,17 +400,24 @@ function quitSwitches(): Edit[] {
   });
 }
 
-/** The flags --inject adds to a declared proxy (--quitquitquit, --health-check); a proxy that sets one false is refused. */
+/**
+ * The flags --inject switches on in a declared proxy where it leaves them unset (its quit's, --health-check); a
+ * proxy whose last word of such a flag leaves it off is refused (kinds.ts, readBoolFlag).
+ */
 function proxyFlags(): Edit[] {
-  const flags = ['--quitquitquit', '--health-check'];
   return DECLARED.flatMap((kind) => {
-    const proxy = `variables.${nameOf(kind)}[0]`;
-    return flags.map((flag) => ({
-      add:
-        `(size(variables.${nameOf(kind)}) == 1 && has(${proxy}.args) && !${proxy}.args.exists(w, w == ${str(flag)} || w.startsWith(${str(`${flag}=`)})) ? ` +
-        `[JSONPatch{op: 'add', path: ${AT} + '/spec/containers/' + string(variables.containers.map(c, c.name).indexOf(${proxy}.name)) + '/args/-', value: ${str(flag)}}] : [])`,
-      refuse: `(size(variables.${nameOf(kind)}) == 1 && has(${proxy}.args) && ${proxy}.args.exists(w, w.startsWith(${str(`${flag}=`)}) && !w.matches(${str(`^${re(flag)}=(true|1|t|T|TRUE|True)$`)})))`,
-    }));
+    const list = `variables.${nameOf(kind)}`;
+    const proxy = `${list}[0]`;
+    const one = `size(${list}) == 1 && has(${proxy}.args)`;
+    return switchFlags(kind).map((flag) => {
+      const words = `${proxy}.args.filter(w, w == ${str(flag)} || w.startsWith(${str(`${flag}=`)}))`;
+      return {
+        add:
+          `(${one} && size(${words}) == 0 ? ` +
+          `[JSONPatch{op: 'add', path: ${AT} + '/spec/containers/' + string(variables.containers.map(c, c.name).indexOf(${proxy}.name)) + '/args/-', value: ${str(flag)}}] : [])`,
+        refuse: `(${one} && size(${words}) > 0 && !(${words}[size(${words}) - 1] in ${strs(flagOnWords(flag))}))`,
+      };
+    });
   });
 }
 

@@ -4,13 +4,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  flagOnWords,
   type KindName,
   kindNamed,
   type Reading,
+  readBoolFlag,
   readSetting,
   SIDECAR_KINDS,
   type Setting,
   type SidecarKind,
+  switchFlags,
 } from '../../../src/config/kinds.ts';
 
 /** A kind's setting by what it does: asks for injection, makes it native, switches its quit on, leaves only an init container. */
@@ -100,4 +103,12 @@ test('no value of a reading that folds has a letter a non-ASCII one lower-cases 
   const folding = readings.filter((each): each is Reading => each?.folds === true);
   assert.ok(folding.length > 0);
   for (const each of folding) for (const value of [...each.on, ...each.off, ...(each.unset ?? [])]) assert.doesNotMatch(value, /[ki]/i);
+});
+
+test("a declared proxy's switch flags, and the words that leave one on, as readBoolFlag reads them", () => {
+  assert.deepEqual(switchFlags(kindNamed('cloud-sql-proxy')), ['--quitquitquit', '--health-check']);
+  assert.deepEqual(switchFlags(kindNamed('istio')), []);
+  for (const word of flagOnWords('--health-check'))
+    assert.equal(readBoolFlag(['--health-check=false', word], '--health-check'), 'on', word);
+  assert.equal(readBoolFlag(['--health-check', '--health-check=0'], '--health-check'), 'off');
 });
