@@ -85,10 +85,17 @@ export interface Reading {
   readonly otherwise: Setting;
 }
 
+/**
+ * Unicode's white space at either end, which Go's strings.TrimSpace takes off (and CEL's trim): not JavaScript's
+ * trim(), which leaves U+0085 and takes off U+FEFF.
+ */
+const GO_SPACE_CLASS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const GO_SPACE = new RegExp(`^${GO_SPACE_CLASS}+|${GO_SPACE_CLASS}+$`, 'g');
+
 /** What an injector reading this way makes of VALUE; undefined (the key is absent) is unset. */
 export function readSetting(reading: Reading, value: string | undefined): Setting {
   if (value === undefined) return 'unset';
-  const trimmed = reading.trims === true ? value.trim() : value;
+  const trimmed = reading.trims === true ? value.replace(GO_SPACE, '') : value;
   const key = reading.folds === true ? trimmed.toLowerCase() : trimmed;
   if (reading.on.includes(key)) return 'on';
   if (reading.off.includes(key)) return 'off';
@@ -169,6 +176,18 @@ export function readBoolFlag(words: readonly string[], flag: string): Setting {
   return setting;
 }
 
+/** The words that leave a boolean flag on where they are its last (readBoolFlag): the flag alone, or with a true value. */
+export const flagOnWords = (flag: string): string[] => [flag, ...PARSE_BOOL.on.map((value) => `${flag}=${value}`)];
+
+/** The flags of a declared container that --inject switches on where they are unset: its quit's and its readiness's. */
+export const switchFlags = (kind: SidecarKind): string[] => {
+  const { quitSwitch, readySwitch } = kind.template;
+  return [
+    ...(typeof quitSwitch === 'object' && 'flag' in quitSwitch ? [quitSwitch.flag] : []),
+    ...(readySwitch === undefined ? [] : [readySwitch.flag]),
+  ];
+};
+
 /** The setting of the first of KEYS present, as READING reads it; unset when none is. */
 export function readFirst(keys: readonly string[], reading: Reading, get: (key: string) => string | undefined): Setting {
   const key = keys.find((candidate) => get(candidate) !== undefined);
@@ -217,6 +236,8 @@ interface TemplateMarkers {
   }[];
   /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
   readonly sidecarless?: { readonly key: string; readonly value: string };
+  /** The flag of the declared container that makes its readiness endpoint answer (the auth proxies' --health-check). */
+  readonly readySwitch?: { readonly flag: string };
   /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
   readonly quitSwitch:
     | 'always'
@@ -405,6 +426,7 @@ export const SIDECAR_KINDS = [
     name: 'cloud-sql-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      readySwitch: { flag: '--health-check' },
       quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['cloud-sql-proxy', 'gce-proxy', 'cloudsql-proxy'], programs: ['cloud-sql-proxy', 'cloud_sql_proxy'] },
@@ -435,6 +457,7 @@ export const SIDECAR_KINDS = [
     name: 'alloydb-auth-proxy',
     template: {
       quitSwitch: { flag: '--quitquitquit' },
+      readySwitch: { flag: '--health-check' },
       quitMethods: ['GET', 'POST'],
       quitPort: { flag: '--admin-port' },
       container: { images: ['alloydb-auth-proxy'], programs: ['alloydb-auth-proxy'] },

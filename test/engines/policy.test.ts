@@ -16,7 +16,7 @@ import { admissionJudge, apiserverRelease, goCommand, goRequired, NO_GO } from '
 import type { KindName } from '../../src/config/kinds.ts';
 import { POLICY_VERSIONS, type PolicyVersion } from '../../src/config/tool-flags.ts';
 import { type NamespaceMarks, objectsOf } from '../support/policy-agreement.ts';
-import { cases, job } from '../support/policy-cases.ts';
+import { cases, flagCases, job, readingCases } from '../support/policy-cases.ts';
 import { SHAPES } from '../support/sidecar-shapes.ts';
 import { root, start, WRAPPER } from '../support/process.ts';
 
@@ -69,6 +69,8 @@ function generated(): Group[] {
   ] as const;
   const all = [
     ...cases(),
+    ...readingCases(),
+    ...flagCases(),
     ...scripts.map(([name, command]) => ({ name, yaml: job(istio, { job: { image: 'debian:12', command: [...command] } }) })),
   ];
   for (const entry of all) {

@@ -159,13 +159,16 @@ export interface SpeakingCase {
   readonly command: readonly string[];
   readonly env?: readonly { readonly name: string; readonly value: string }[];
   readonly says: 'quit' | 'api' | 'wait';
+  /** A sidecar container the pod declares beside the job's. */
+  readonly sidecar?: Json;
 }
 
 const ISTIO_ASKED = { labels: { 'sidecar.istio.io/inject': 'true' } };
 const DAPR_ASKED = { annotations: { 'dapr.io/enabled': 'true' } };
+const CLOUD_SQL_PROXY = { name: 'proxy', image: 'registry.example/cloud-sql-proxy:2', args: ['--quitquitquit', 'project:region:db'] };
 
-/** Each row: what it says, its name, the pod's marks, its `sh -c` script, and a variable of its env. */
-const ROWS: readonly [SpeakingCase['says'], string, SpeakingCase['marks'], string, [string, string]?][] = [
+/** Each row: what it says, its name, the pod's marks, its `sh -c` script, a variable of its env, a sidecar it declares. */
+const ROWS: readonly [SpeakingCase['says'], string, SpeakingCase['marks'], string, ([string, string] | undefined)?, Json?][] = [
   [
     'api',
     "Dapr's publish API only",
@@ -200,14 +203,25 @@ const ROWS: readonly [SpeakingCase['says'], string, SpeakingCase['marks'], strin
     ['DAPR_SHUTDOWN', 'http://localhost:3500/v1.0/shutdown'],
   ],
   ['quit', "Istio's quit in the command", ISTIO_ASKED, './task.sh; rc=$?; curl -fsS -X POST http://127.0.0.1:15020/quitquitquit; exit $rc'],
+  // The sidecars' own programs (src/manifest/script/programs.ts): a subcommand that waits, and one that quits.
+  ['wait', "pilot-agent's wait for Istio's readiness", ISTIO_ASKED, 'pilot-agent wait && ./task.sh'],
+  [
+    'quit',
+    "the Cloud SQL proxy's shutdown command",
+    {},
+    './task.sh; rc=$?; cloud-sql-proxy shutdown; exit $rc',
+    undefined,
+    CLOUD_SQL_PROXY,
+  ],
 ];
 
-export const SPEAKING: readonly SpeakingCase[] = ROWS.map(([says, name, marks, script, variable]) => ({
+export const SPEAKING: readonly SpeakingCase[] = ROWS.map(([says, name, marks, script, variable, sidecar]) => ({
   name,
   marks,
   command: ['sh', '-c', script],
   ...(variable === undefined ? {} : { env: [{ name: variable[0], value: variable[1] }] }),
   says,
+  ...(sidecar === undefined ? {} : { sidecar }),
 }));
 
 /** A case's Job as YAML. */
@@ -222,6 +236,11 @@ export function speakingJob(row: SpeakingCase): string {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: { name: 'case', namespace: 'team' },
-    spec: { template: { metadata: row.marks, spec: { restartPolicy: 'Never', containers: [container] } } },
+    spec: {
+      template: {
+        metadata: row.marks,
+        spec: { restartPolicy: 'Never', containers: [container, ...(row.sidecar === undefined ? [] : [row.sidecar])] },
+      },
+    },
   });
 }

@@ -208,3 +208,101 @@ export function cases(): Case[] {
   for (const [name, yaml] of shapes) list.push({ name, yaml });
   return list;
 }
+
+/**
+ * A value VALUE as a pod may write it beside the way written: in capitals, padded with spaces, with Unicode's
+ * white space at the ends that Go's strings.TrimSpace (and CEL's trim) takes off and JavaScript's trim() does not
+ * (U+0085), and one that JavaScript's takes off and Go's does not (U+FEFF). A label value cannot hold white space.
+ */
+const spellings = (value: string, where: 'labels' | 'annotations'): string[] =>
+  where === 'labels' ? [value.toUpperCase()] : [value.toUpperCase(), ` ${value} `, `\u0085${value}`, `\ufeff${value}`];
+
+/**
+ * Pods whose injection markers are spelled otherwise than the kinds table lists their values (each value of each
+ * reading in capitals, padded, empty or blank), under a namespace that injects the kind and one that does not; and a
+ * label beside an annotation of the same kind, where the label, present, decides even when empty. The policy must
+ * read each as --inject does (src/config/kinds.ts, readSetting).
+ */
+export function readingCases(): Case[] {
+  const list: Case[] = [];
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    const inject = kind.template.inject;
+    if (inject === undefined) continue;
+    const rule = kind.template.namespace?.[0];
+    const injecting =
+      rule === undefined
+        ? [{ name: '', namespace: undefined }]
+        : [
+            { name: '', namespace: undefined },
+            {
+              name: ', its namespace injects',
+              namespace: {
+                [rule.label !== undefined ? 'labels' : 'annotations']: {
+                  [rule.label ?? rule.annotation ?? '']: rule.values?.[0] ?? 'canary',
+                },
+              },
+            },
+          ];
+    const values = [inject.reading.on[0], inject.reading.off[0], inject.reading.unset?.find((value) => value !== '')].filter(
+      (value): value is string => value !== undefined,
+    );
+    for (const { name, namespace } of injecting) {
+      const at = namespace === undefined ? {} : { namespace, injected: [kind.name as KindName] };
+      for (const [where, keys] of [
+        ['labels', inject.labels],
+        ['annotations', inject.annotations],
+      ] as const) {
+        for (const key of keys) {
+          for (const value of [...values.flatMap((each) => spellings(each, where)), ...(where === 'labels' ? [''] : ['', ' '])])
+            list.push({
+              name: `${kind.name}: ${where} ${key}: ${JSON.stringify(value)}${name}`,
+              yaml: job({ [where]: { [key]: value } }),
+              ...at,
+            });
+        }
+      }
+      for (const label of inject.labels) {
+        for (const annotation of inject.annotations) {
+          const on = inject.reading.on[0] ?? 'true';
+          list.push({
+            name: `${kind.name}: label ${label}: "" beside annotation ${annotation}: ${JSON.stringify(on)}${name}`,
+            yaml: job({ labels: { [label]: '' }, annotations: { [annotation]: on } }),
+            ...at,
+          });
+        }
+      }
+    }
+  }
+  return list;
+}
+
+/**
+ * Pods with a declared proxy whose boolean flags (the quit switch, --health-check) are written more than once or
+ * spelled otherwise: the last of a flag's words decides, its value read as Go's strconv.ParseBool reads it
+ * (src/config/kinds.ts, readBoolFlag). The policy must read each as --inject does.
+ */
+export function flagCases(): Case[] {
+  const list: Case[] = [];
+  for (const kind of SIDECAR_KINDS as readonly SidecarKind[]) {
+    const container = kind.template.container;
+    const quitSwitch = kind.template.quitSwitch;
+    if (container === undefined || typeof quitSwitch !== 'object' || !('flag' in quitSwitch)) continue;
+    const image = `registry.example/${container.images[0]}:2`;
+    for (const flag of [quitSwitch.flag, '--health-check']) {
+      for (const args of [
+        [`${flag}=false`, flag],
+        [flag, `${flag}=false`],
+        [`${flag}=0`, `${flag}=T`],
+        [`${flag}=True`],
+        [`${flag}=yes`],
+        [`${flag}=`],
+      ]) {
+        list.push({
+          name: `${kind.name}: its container, args ${JSON.stringify(args)}`,
+          yaml: job({}, { containers: [{ name: 'proxy', image, args }] }),
+        });
+      }
+    }
+  }
+  return list;
+}

@@ -18,7 +18,7 @@ import { DEFAULT_ANNOTATIONS_FILE, OPTIONS, STATUS_VARIABLE } from '../../config
 import { STATUS_ANNOTATION } from '../../config/mode.ts';
 import { PROGRAM } from '../../bundle/self.ts';
 import { ENTRYPOINT_FLAG } from '../../config/tool-flags.ts';
-import { ISTIO, readBoolFlag, readSetting } from '../../config/kinds.ts';
+import { ISTIO, readBoolFlag, readSetting, switchFlags } from '../../config/kinds.ts';
 import type { Profile } from '../../config/profile.ts';
 import { Editor, type Value, editable, sequenceOffset } from '../yaml/edits.ts';
 import { type Pod, readPod } from '../pod/pod.ts';
@@ -561,7 +561,7 @@ function proxyFlags(left: readonly PodSidecar[], problems: string[]): [YAMLSeq, 
     const args = get(sidecar.container, 'args');
     if (sidecar.container === undefined || !isSeq(args)) continue;
     const words = items(args).map((item) => text(item) ?? '');
-    for (const flag of ['--quitquitquit', '--health-check']) {
+    for (const flag of switchFlags(sidecar.kind)) {
       const setting = readBoolFlag(words, flag);
       if (setting === 'unset') flags.push([args, flag]);
       else if (setting !== 'on')

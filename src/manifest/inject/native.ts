@@ -187,9 +187,11 @@ function startupProbe(kind: SidecarKind, node: YAMLMap, container: Record<string
   const { words } = argvOf(node);
   const address = flagValue(words, '--http-address');
   if (address !== undefined && !ANY_ADDRESS.includes(address)) return undefined;
-  if (readBoolFlag(words, '--health-check') === 'off') return undefined;
+  const readySwitch = kind.template.readySwitch?.flag;
+  const readyOn = readySwitch === undefined ? 'on' : readBoolFlag(words, readySwitch);
+  if (readyOn === 'off') return undefined;
   const added = [
-    ...(readBoolFlag(words, '--health-check') === 'unset' ? ['--health-check'] : []),
+    ...(readySwitch !== undefined && readyOn === 'unset' ? [readySwitch] : []),
     ...(address === undefined ? [`--http-address=${ANY_ADDRESS[0]}`] : []),
   ];
   // After the command's words or the image's ENTRYPOINT alike: args come last.

@@ -12,13 +12,13 @@
 
 import { stringify } from 'yaml';
 import { PROGRAM } from '../../bundle/self.ts';
-import { ISTIO, QUIT_WORDS, type Reading, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.ts';
+import { flagOnWords, ISTIO, QUIT_WORDS, type Reading, SIDECAR_KINDS, type SidecarKind, switchFlags } from '../../config/kinds.ts';
 import { PROXY_CONTAINER, STATUS_ANNOTATION } from '../../config/mode.ts';
 import { OPTIONS } from '../../config/options.ts';
 import { installForm, type Profile } from '../../config/profile.ts';
 import type { PolicyVersion } from '../../config/tool-flags.ts';
 import { WRAPPERS } from '../script/commands.ts';
-import { SIDECAR_FRONTS } from '../script/programs.ts';
+import { SIDECAR_CALLS, SIDECAR_FRONTS, TOMBSTONE_WRAPPERS } from '../script/programs.ts';
 import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
 import type { InjectedNamespaces } from '../pod/pod.ts';
 import type { Value } from '../yaml/edits.ts';
@@ -81,9 +81,15 @@ export function literal(value: Value): string {
     .join(', ')}}`;
 }
 
-/** CEL for what an injector reading this way makes of VALUE (a string): 'on', 'off', 'unset' or 'refused'. */
+/**
+ * CEL for what an injector reading this way makes of VALUE (a string): 'on', 'off', 'unset' or 'refused', as
+ * readSetting reads it (src/config/kinds.ts): trimmed only where the reading trims (CEL's trim takes off Unicode's
+ * white space, as Go's strings.TrimSpace does), lower-cased only where it folds (lowerAscii: no value of a reading
+ * that folds has a letter that a non-ASCII one lower-cases to, the Kelvin sign's k or the dotted capital I's i).
+ */
 function setting(reading: Reading, value: string): string {
-  const key = reading.folds === true ? `${value}.trim().lowerAscii()` : value;
+  const trimmed = reading.trims === true ? `${value}.trim()` : value;
+  const key = reading.folds === true ? `${trimmed}.lowerAscii()` : trimmed;
   const cases: [readonly string[], string][] = [
     [reading.on, 'on'],
     [reading.off, 'off'],
@@ -141,7 +147,8 @@ function quitUrlPattern(): string {
 
 /**
  * What in a container's command shows it stops a sidecar itself: a quit's URL, a process signal, a wrapper, a
- * variable of quit URLs. The policy leaves such a pod to --inject and --check.
+ * variable of quit URLs, a sidecar's own program with a subcommand that may quit it (within a script's word; a
+ * command of separate words is sidecarCall's). The policy leaves such a pod to --inject and --check.
  */
 function speaksPattern(): string {
   const kinds = SIDECAR_KINDS as readonly SidecarKind[];
@@ -150,9 +157,19 @@ function speaksPattern(): string {
     quitUrlPattern(),
     `\\b(pkill|killall)\\b`,
     `\\bkill\\b.*${anyOf(processes)}`,
-    `\\b${anyOf([...WRAPPERS, 'pilot-agent', ...QUIT_URLS_VARIABLES])}\\b`,
+    `\\b${anyOf([...WRAPPERS, ...QUIT_URLS_VARIABLES])}\\b`,
+    ...[...SIDECAR_CALLS].map(([program, subcommands]) => `\\b${re(program)}\\b[^;&|]*\\b${anyOf(subcommands)}\\b`),
   ].join('|');
 }
+
+/** CEL: whether WORDS (a list) are a sidecar's own program with a subcommand that may quit it, as separate words. */
+const sidecarCall = (words: string): string =>
+  [...SIDECAR_CALLS]
+    .map(
+      ([program, subcommands]) =>
+        `(${words}.exists(w, w.matches(${str(basenameIn([program]))})) && ${words}.exists(w, w in ${strs(subcommands)}))`,
+    )
+    .join(' || ');
 
 interface Variable {
   readonly name: string;
@@ -217,7 +234,7 @@ function variables(settings: PolicySettings): Variable[] {
   list.push(
     v(
       'speaks',
-      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})) || ` +
+      `(variables.jobs + variables.initContainers.filter(c, !(${sidecarContainer('c')}))).exists(c, ${sidecarCall(WORDS('c'))} || ${WORDS('c')}.exists(w, w.matches(${str(speaksPattern())})) || ` +
         `(has(c.env) && c.env.exists(e, has(e.value) && e.value.matches(${str(quitUrlPattern())}))))`,
     ),
   );
@@ -239,8 +256,7 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
           ...inject.labels.map((key) => [labels, key] as const),
           ...inject.annotations.map((key) => [annotations, key] as const),
         ].reduceRight(
-          (rest, [map, key]) =>
-            `(${str(key)} in ${map} && ${map}[${str(key)}].trim() != '' ? ${setting(inject.reading, `${map}[${str(key)}]`)} : ${rest})`,
+          (rest, [map, key]) => `(${str(key)} in ${map} ? ${setting(inject.reading, `${map}[${str(key)}]`)} : ${rest})`,
           "'unset'",
         );
   const marked = `variables.${name}Marked`;
@@ -303,51 +319,73 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
   ];
 }
 
-/**
- * The policy's match conditions, the checks on what its variables read (each a condition --inject's rewrite needs,
- * named), and its JSON Patch, for --inject's wrapper or for --inject --native.
- */
-function rewrite(settings: PolicySettings): { conditions: Variable[]; checks: Variable[]; patch: string } {
-  const at = 'variables.at';
-  const annotationsPatch = (list: string): string => {
-    const pairs = `(${list})`;
-    return (
-      `(size(${pairs}) == 0 ? [] : ` +
-      `(has(variables.tmpl.metadata) ? [] : [JSONPatch{op: 'add', path: ${at} + '/metadata', value: {}}]) + ` +
-      `(has(variables.tmpl.metadata) && has(variables.tmpl.metadata.annotations) ? [] : [JSONPatch{op: 'add', path: ${at} + '/metadata/annotations', value: {}}]) + ` +
-      `${pairs}.map(p, JSONPatch{op: 'add', path: ${at} + '/metadata/annotations/' + jsonpatch.escapeKey(p[0]), value: p[1]}))`
-    );
+/** Where the pod template is in the object, as CEL: '' for a Pod, Job's and CronJob's paths to their template. */
+const AT = 'variables.at';
+/** The stored object's pod template, on UPDATE. */
+const OLD_TEMPLATE = `(oldObject.kind == 'Job' ? oldObject.spec.template : oldObject)`;
+
+/** JSON Patch operations that add the pod template's annotations of LIST (CEL: a list of [key, value]), its maps first. */
+function annotationsPatch(list: string): string {
+  const pairs = `(${list})`;
+  return (
+    `(size(${pairs}) == 0 ? [] : ` +
+    `(has(variables.tmpl.metadata) ? [] : [JSONPatch{op: 'add', path: ${AT} + '/metadata', value: {}}]) + ` +
+    `(has(variables.tmpl.metadata) && has(variables.tmpl.metadata.annotations) ? [] : [JSONPatch{op: 'add', path: ${AT} + '/metadata/annotations', value: {}}]) + ` +
+    `${pairs}.map(p, JSONPatch{op: 'add', path: ${AT} + '/metadata/annotations/' + jsonpatch.escapeKey(p[0]), value: p[1]}))`
+  );
+}
+
+/** Whether the pod has a classic sidecar of KIND: injected so, or a declared container. */
+const classic = (kind: SidecarKind): string =>
+  kind.template.container === undefined ? `variables.${nameOf(kind)} == 'classic'` : `size(variables.${nameOf(kind)}) > 0`;
+
+/** The match condition of an UPDATE: the stored object passes TEST (a CREATE, and a CronJob's, always match). */
+const oldWrapped = (test: string): Variable => ({
+  name: 'stored-object-was-admitted-so',
+  expression: `request.operation != 'UPDATE' || object.kind == 'CronJob' || (oldObject != null && (${test}))`,
+});
+
+// Match conditions read no variables (the API server's validation of a policy refuses one that does).
+const BARE: Variable = {
+  name: 'bare-pod',
+  expression:
+    `object.kind != 'Pod' || (!has(object.metadata.ownerReferences) && has(object.spec.restartPolicy) && ` +
+    `object.spec.restartPolicy in ['Never', 'OnFailure'])`,
+};
+const SPEAKS: Variable = { name: 'no-container-speaks-to-a-sidecar', expression: '!variables.speaks' };
+
+interface Rewrite {
+  readonly conditions: Variable[];
+  readonly checks: Variable[];
+  readonly patch: string;
+}
+
+/** --inject --native as a policy: Istio's native annotation on a pod with a classic Istio sidecar. */
+function nativeRewrite(): Rewrite {
+  const present = `has(${OLD_TEMPLATE}.metadata) && has(${OLD_TEMPLATE}.metadata.annotations) && ${str(NATIVE_ANNOTATION)} in ${OLD_TEMPLATE}.metadata.annotations`;
+  return {
+    conditions: [BARE, oldWrapped(present)],
+    checks: [
+      SPEAKS,
+      { name: 'classic-istio-sidecar', expression: classic(ISTIO) },
+      { name: 'no-native-annotation', expression: `!(${str(NATIVE_ANNOTATION)} in variables.annotations)` },
+    ],
+    patch: annotationsPatch(`[${strs([NATIVE_ANNOTATION, 'true'])}]`),
   };
-  const classic = (kind: SidecarKind): string =>
-    kind.template.container === undefined ? `variables.${nameOf(kind)} == 'classic'` : `size(variables.${nameOf(kind)}) > 0`;
-  const oldWrapped = (test: string): string =>
-    `request.operation != 'UPDATE' || object.kind == 'CronJob' || (oldObject != null && (${test}))`;
-  const oldTemplate = `(oldObject.kind == 'Job' ? oldObject.spec.template : oldObject)`;
-  // Match conditions read no variables (the API server's validation of a policy refuses one that does).
-  const bare: Variable = {
-    name: 'bare-pod',
-    expression:
-      `object.kind != 'Pod' || (!has(object.metadata.ownerReferences) && has(object.spec.restartPolicy) && ` +
-      `object.spec.restartPolicy in ['Never', 'OnFailure'])`,
-  };
-  const speaks: Variable = { name: 'no-container-speaks-to-a-sidecar', expression: '!variables.speaks' };
-  if (settings.native) {
-    const present = `has(${oldTemplate}.metadata) && has(${oldTemplate}.metadata.annotations) && ${str(NATIVE_ANNOTATION)} in ${oldTemplate}.metadata.annotations`;
-    return {
-      conditions: [bare, { name: 'stored-object-was-admitted-so', expression: oldWrapped(present) }],
-      checks: [
-        speaks,
-        { name: 'classic-istio-sidecar', expression: classic(ISTIO) },
-        { name: 'no-native-annotation', expression: `!(${str(NATIVE_ANNOTATION)} in variables.annotations)` },
-      ],
-      patch: annotationsPatch(`[${strs([NATIVE_ANNOTATION, 'true'])}]`),
-    };
-  }
-  const wrapper = settings.imageVolume ? imageVolumeWrapper(MOUNT_PATH) : WRAPPER_PATH;
-  const left = (SIDECAR_KINDS as readonly SidecarKind[]).map(classic).join(' || ');
-  // The kinds --inject finds through the annotations file, whose quit it switches on where the pod leaves it unset.
-  const viaAnnotations = INJECTED.filter((kind) => kind !== ISTIO && kind.fromAnnotations !== undefined);
-  const switches = viaAnnotations.flatMap((kind) => {
+}
+
+/** An edit --inject makes where a pod allows it (ADD, CEL: a list), and the pod it refuses for it (REFUSE, CEL: a bool). */
+interface Edit {
+  readonly add: string;
+  readonly refuse: string;
+}
+
+/** The kinds --inject finds through the annotations file, whose quit it switches on where the pod leaves it unset. */
+const VIA_ANNOTATIONS = INJECTED.filter((kind) => kind !== ISTIO && kind.fromAnnotations !== undefined);
+
+/** The quit switches --inject sets: each kind's annotation where the pod leaves it unset; a pod that sets it off is refused. */
+function quitSwitches(): Edit[] {
+  return VIA_ANNOTATIONS.flatMap((kind) => {
     const quitSwitch = kind.template.quitSwitch;
     if (typeof quitSwitch !== 'object' || !('annotation' in quitSwitch)) return [];
     const { annotation, reading, byDefault } = quitSwitch;
@@ -360,43 +398,63 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; checks: Va
       },
     ];
   });
-  const podinfo = `(${[...viaAnnotations.map(classic), `variables.istio == 'none'`].join(' || ')})`;
-  const mountsPodinfo = `(has(variables.job.volumeMounts) && variables.job.volumeMounts.exists(m, m.mountPath == ${str(PODINFO_DIR)}))`;
-  const addPodinfo = `(${podinfo} && !${mountsPodinfo})`;
-  const named = (list: string, key: string, value: string): string => `${list}.exists(x, has(x.${key}) && x.${key} == ${str(value)})`;
-  const flags = ['--quitquitquit', '--health-check'];
-  const proxyFlags = DECLARED.flatMap((kind) => {
-    const proxy = `variables.${nameOf(kind)}[0]`;
-    return flags.map((flag) => ({
-      add:
-        `(size(variables.${nameOf(kind)}) == 1 && has(${proxy}.args) && !${proxy}.args.exists(w, w == ${str(flag)} || w.startsWith(${str(`${flag}=`)})) ? ` +
-        `[JSONPatch{op: 'add', path: ${at} + '/spec/containers/' + string(variables.containers.map(c, c.name).indexOf(${proxy}.name)) + '/args/-', value: ${str(flag)}}] : [])`,
-      refuse: `(size(variables.${nameOf(kind)}) == 1 && has(${proxy}.args) && ${proxy}.args.exists(w, w.startsWith(${str(`${flag}=`)}) && !w.matches(${str(`^${re(flag)}=(true|1|t|T|TRUE|True)$`)})))`,
-    }));
+}
+
+/**
+ * The flags --inject switches on in a declared proxy where it leaves them unset (its quit's, --health-check); a
+ * proxy whose last word of such a flag leaves it off is refused (kinds.ts, readBoolFlag).
+ */
+function proxyFlags(): Edit[] {
+  return DECLARED.flatMap((kind) => {
+    const list = `variables.${nameOf(kind)}`;
+    const proxy = `${list}[0]`;
+    const one = `size(${list}) == 1 && has(${proxy}.args)`;
+    return switchFlags(kind).map((flag) => {
+      const words = `${proxy}.args.filter(w, w == ${str(flag)} || w.startsWith(${str(`${flag}=`)}))`;
+      return {
+        add:
+          `(${one} && size(${words}) == 0 ? ` +
+          `[JSONPatch{op: 'add', path: ${AT} + '/spec/containers/' + string(variables.containers.map(c, c.name).indexOf(${proxy}.name)) + '/args/-', value: ${str(flag)}}] : [])`,
+        refuse: `(${one} && size(${words}) > 0 && !(${words}[size(${words}) - 1] in ${strs(flagOnWords(flag))}))`,
+      };
+    });
   });
-  const declaredProblems = DECLARED.map((kind) => {
+}
+
+/** The declared proxies --inject refuses: two of one kind, a release without a quit, one under a tombstone wrapper. */
+const declaredProblems = (): string[] =>
+  DECLARED.map((kind) => {
     const list = `variables.${nameOf(kind)}`;
     const noQuit = kind.template.noQuitPrograms ?? [];
-    return (
-      `(size(${list}) > 1 || ${list}.exists(c, ${WORDS('c')}.exists(w, ` +
-      [...(noQuit.length === 0 ? [] : [`w.matches(${str(basenameIn(noQuit))})`]), `w.matches(${str(basenameIn(['kubexit']))})`].join(
-        ' || ',
-      ) +
-      ')))'
-    );
+    const programs = [
+      ...(noQuit.length === 0 ? [] : [`w.matches(${str(basenameIn(noQuit))})`]),
+      `w.matches(${str(basenameIn(TOMBSTONE_WRAPPERS))})`,
+    ];
+    return `(size(${list}) > 1 || ${list}.exists(c, ${WORDS('c')}.exists(w, ${programs.join(' || ')})))`;
   });
-  const refusals = [
-    `!has(variables.job.command)`,
-    named('variables.volumes', 'name', VOLUME),
-    ...(settings.imageVolume ? [] : [named('variables.initContainers', 'name', INSTALLER)]),
-    `(has(variables.job.volumeMounts) && ${named('variables.job.volumeMounts', 'mountPath', MOUNT_PATH)})`,
-    `(${addPodinfo} && ${named('variables.volumes', 'name', PODINFO_VOLUME)})`,
-    ...switches.map((entry) => entry.refuse),
-    ...proxyFlags.map((entry) => entry.refuse),
-    ...declaredProblems,
-  ];
-  // --also for each declared proxy, with its ports where the pod moves its quit port (pod.ts, declared()).
-  const also = DECLARED.map((kind) => {
+
+/** Whether the job container gets the downward API's annotations file: a kind read through it, or no Istio status. */
+const PODINFO = `(${[...VIA_ANNOTATIONS.map(classic), `variables.istio == 'none'`].join(' || ')})`;
+const MOUNTS_PODINFO = `(has(variables.job.volumeMounts) && variables.job.volumeMounts.exists(m, m.mountPath == ${str(PODINFO_DIR)}))`;
+const ADD_PODINFO = `(${PODINFO} && !${MOUNTS_PODINFO})`;
+
+/** Whether an item of the list LIST has KEY equal to VALUE. */
+const named = (list: string, key: string, value: string): string => `${list}.exists(x, has(x.${key}) && x.${key} == ${str(value)})`;
+
+/** What --inject refuses: no command, names and paths of its own already taken, a switch or flag set off, a proxy it cannot stop. */
+const refusals = (settings: PolicySettings, edits: readonly Edit[]): string[] => [
+  `!has(variables.job.command)`,
+  named('variables.volumes', 'name', VOLUME),
+  ...(settings.imageVolume ? [] : [named('variables.initContainers', 'name', INSTALLER)]),
+  `(has(variables.job.volumeMounts) && ${named('variables.job.volumeMounts', 'mountPath', MOUNT_PATH)})`,
+  `(${ADD_PODINFO} && ${named('variables.volumes', 'name', PODINFO_VOLUME)})`,
+  ...edits.map((entry) => entry.refuse),
+  ...declaredProblems(),
+];
+
+/** The wrapper's --also for each declared proxy, with its ports where the pod moves its quit port (pod.ts, declared()). */
+function alsoFlags(): string {
+  return DECLARED.map((kind) => {
     const name = nameOf(kind);
     const entry = `[${str(`--${OPTIONS.also.flag}`)}, ${str(kind.name)}]`;
     if (portFlag(kind) === undefined) return `(size(variables.${name}) > 0 ? ${entry} : [])`;
@@ -410,43 +468,60 @@ function rewrite(settings: PolicySettings): { conditions: Variable[]; checks: Va
     const computed = `[dyn(${str(`--${OPTIONS.also.flag}`)}), dyn('${[kind.name, ...ports].join(':')}')]`;
     return `(size(variables.${name}) > 0 ? (${moved} ? ${computed} : ${entry}) : [])`;
   }).join(' + ');
+}
+
+/** Operations that add ITEMS (CEL: a list) to the list at PATH, the list first where PRESENT is false. */
+const addItems = (path: string, present: string, items: string): string =>
+  `(size(${items}) == 0 ? [] : (${present} ? [] : [JSONPatch{op: 'add', path: ${path}, value: []}]) + ` +
+  `(${items}).map(x, JSONPatch{op: 'add', path: ${path} + '/-', value: x}))`;
+
+/** The JSON Patch of --inject's wrapper: the command, mounts, env, volumes, the installer, the proxies' flags, the switches. */
+function wrapperPatch(settings: PolicySettings, wrapper: string, switches: readonly Edit[], flags: readonly Edit[]): string {
   const prefix =
     `[${str(wrapper)}] + (variables.restartPolicy == 'OnFailure' ? ${strs([`--${OPTIONS.quit.flag}`, 'on-success'])} : []) + ` +
-    `${also} + ['--']`;
-  const container = `${at} + '/spec/containers/' + string(variables.jobIndex)`;
-  const addItems = (path: string, present: string, items: string): string =>
-    `(size(${items}) == 0 ? [] : (${present} ? [] : [JSONPatch{op: 'add', path: ${path}, value: []}]) + ` +
-    `(${items}).map(x, JSONPatch{op: 'add', path: ${path} + '/-', value: x}))`;
+    `${alsoFlags()} + ['--']`;
+  const container = `${AT} + '/spec/containers/' + string(variables.jobIndex)`;
   const volume = settings.imageVolume ? imageVolume(VOLUME, settings.image) : { name: VOLUME, emptyDir: {} };
-  const patch = [
+  return [
     `[JSONPatch{op: 'replace', path: ${container} + '/command', value: ${prefix} + variables.job.command}]`,
     addItems(
       `${container} + '/volumeMounts'`,
       'has(variables.job.volumeMounts)',
-      `[${literal(WRAPPER_MOUNT)}] + (${addPodinfo} ? [${literal(PODINFO_MOUNT)}] : [])`,
+      `[${literal(WRAPPER_MOUNT)}] + (${ADD_PODINFO} ? [${literal(PODINFO_MOUNT)}] : [])`,
     ),
     addItems(`${container} + '/env'`, 'has(variables.job.env)', `variables.istio != 'none' ? [${literal(STATUS_ENV)}] : []`),
     addItems(
-      `${at} + '/spec/volumes'`,
+      `${AT} + '/spec/volumes'`,
       'has(variables.spec.volumes)',
-      `[${literal(volume)}] + (${addPodinfo} ? [${literal(PODINFO_VOLUME_ITEM)}] : [])`,
+      `[${literal(volume)}] + (${ADD_PODINFO} ? [${literal(PODINFO_VOLUME_ITEM)}] : [])`,
     ),
     ...(settings.imageVolume
       ? []
-      : [addItems(`${at} + '/spec/initContainers'`, 'has(variables.spec.initContainers)', `[${literal(installer(settings.image))}]`)]),
-    ...proxyFlags.map((entry) => entry.add),
+      : [addItems(`${AT} + '/spec/initContainers'`, 'has(variables.spec.initContainers)', `[${literal(installer(settings.image))}]`)]),
+    ...flags.map((entry) => entry.add),
     annotationsPatch(switches.length === 0 ? '[]' : switches.map((entry) => entry.add).join(' + ')),
   ].join(' +\n');
-  const wrappedBefore = `${oldTemplate}.spec.containers.exists(c, has(c.command) && size(c.command) > 0 && c.command[0] == ${str(wrapper)})`;
+}
+
+/**
+ * The policy's match conditions, the checks on what its variables read (each a condition --inject's rewrite needs,
+ * named), and its JSON Patch, for --inject's wrapper or for --inject --native.
+ */
+function rewrite(settings: PolicySettings): Rewrite {
+  if (settings.native) return nativeRewrite();
+  const wrapper = settings.imageVolume ? imageVolumeWrapper(MOUNT_PATH) : WRAPPER_PATH;
+  const switches = quitSwitches();
+  const flags = proxyFlags();
+  const wrappedBefore = `${OLD_TEMPLATE}.spec.containers.exists(c, has(c.command) && size(c.command) > 0 && c.command[0] == ${str(wrapper)})`;
   return {
-    conditions: [bare, { name: 'stored-object-was-admitted-so', expression: oldWrapped(wrappedBefore) }],
+    conditions: [BARE, oldWrapped(wrappedBefore)],
     checks: [
-      speaks,
+      SPEAKS,
       { name: 'one-job-container', expression: 'size(variables.jobs) == 1' },
-      { name: 'a-classic-sidecar-nothing-stops', expression: left },
-      { name: 'nothing-inject-refuses', expression: `!(${refusals.join(' ||\n  ')})` },
+      { name: 'a-classic-sidecar-nothing-stops', expression: (SIDECAR_KINDS as readonly SidecarKind[]).map(classic).join(' || ') },
+      { name: 'nothing-inject-refuses', expression: `!(${refusals(settings, [...switches, ...flags]).join(' ||\n  ')})` },
     ],
-    patch,
+    patch: wrapperPatch(settings, wrapper, switches, flags),
   };
 }
 

@@ -9,7 +9,7 @@
 // needs there. Everything else stays as written, comments too; what the rewrite does is then proven by the outcome
 // model (hand-rolled.ts, sequences.ts).
 
-import { BOOKKEEPING, basename, FILTERS } from '../script/commands.ts';
+import { BOOKKEEPING, basename, FILTERS, runsWords } from '../script/commands.ts';
 import type { Place } from '../script/requests.ts';
 import { parseShell } from '../script/shell.ts';
 import type { Syntax } from '../script/syntax.ts';
@@ -195,7 +195,8 @@ function stringsHoldJob(command: Syntax, quits: readonly number[]): boolean {
     }
     if (commands > inside.length) return true;
   }
-  return !['trap', 'sh', 'bash', 'ash', 'dash', 'busybox', 'timeout', 'env', 'nohup', 'exec'].includes(program);
+  // A trap's action, a shell's script and the command a program runs are the quit's; any other command's words are the job's.
+  return !(program === 'trap' || runsWords(program));
 }
 
 /** The and-or list of a statement: its operands and the operator before each (the first has none). */

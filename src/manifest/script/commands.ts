@@ -126,6 +126,9 @@ const RUNS_ARGUMENTS: ReadonlyMap<string, (at: number, word: Word, count: number
     }),
 ]);
 
+/** Whether PROGRAM runs words of its own as a command or a script: a shell, or a program of RUNS_ARGUMENTS. */
+export const runsWords = (program: string): boolean => SHELLS.has(program) || RUNS_ARGUMENTS.has(program);
+
 /**
  * The command that the programs in front of it run (RUNS_ARGUMENTS). `replaces`: an `exec` in front, which puts
  * the command in the shell's place.

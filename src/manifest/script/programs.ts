@@ -47,6 +47,16 @@ const SIDECAR_COMMANDS: ReadonlyMap<string, { readonly kind: KindName; readonly 
   ['pilot-agent', { kind: 'istio', subcommands: { request: 'request', wait: 'ready' } }],
 ]);
 
+/** The sidecars' own programs, each with its subcommands that may quit its sidecar: its quit, or a request its words name (not a wait for ready). */
+export const SIDECAR_CALLS: ReadonlyMap<string, readonly string[]> = new Map(
+  [...SIDECAR_COMMANDS].map(([program, row]) => [
+    program,
+    Object.entries(row.subcommands)
+      .filter(([, sends]) => sends !== 'ready')
+      .map(([subcommand]) => subcommand),
+  ]),
+);
+
 /** What PROGRAM with ARGS sends to its sidecar, where it is a sidecar's own program run with one of its subcommands. */
 export function sidecarCommand(program: string, args: readonly string[]): { kind: KindName; sends: Sends; at: number } | undefined {
   const row = SIDECAR_COMMANDS.get(program);
@@ -134,10 +144,13 @@ export function wrapperKind(name: string): KindName | undefined {
 /** The inits: PID 1 programs that run one command after their options (and `--`). */
 export const INITS: ReadonlySet<string> = new Set([...PROGRAMS].filter(([, program]) => program.role === 'init').map(([name]) => name));
 
+/** The wrappers that stop sidecars only through a tombstone the sidecars run under them too (kubexit). */
+export const TOMBSTONE_WRAPPERS: readonly string[] = [...PROGRAMS]
+  .filter(([, program]) => program.stops?.tombstone === true)
+  .map(([name]) => name);
+
 /** The programs a sidecar's own program may run under in its container: the inits, and kubexit (its tombstone's reader). */
-export const SIDECAR_FRONTS: ReadonlySet<string> = new Set(
-  [...PROGRAMS].filter(([, program]) => program.role === 'init' || program.stops?.tombstone === true).map(([name]) => name),
-);
+export const SIDECAR_FRONTS: ReadonlySet<string> = new Set([...INITS, ...TOMBSTONE_WRAPPERS]);
 
 /**
  * Where the command of PROGRAM starts in ARGS (the words after its name), read as its getopt reads them: a switch,

@@ -3,7 +3,18 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type KindName, kindNamed, type Reading, readSetting, type Setting } from '../../../src/config/kinds.ts';
+import {
+  flagOnWords,
+  type KindName,
+  kindNamed,
+  type Reading,
+  readBoolFlag,
+  readSetting,
+  SIDECAR_KINDS,
+  type Setting,
+  type SidecarKind,
+  switchFlags,
+} from '../../../src/config/kinds.ts';
 
 /** A kind's setting by what it does: asks for injection, makes it native, switches its quit on, leaves only an init container. */
 function reading(kind: KindName, setting: 'inject' | 'native' | 'quit' | 'initOnly'): Reading {
@@ -59,9 +70,10 @@ const ROWS: readonly Row[] = [
     ['vault-agent', setting, [...PARSE_BOOL_OFF, ''], 'off'],
     ['vault-agent', setting, ['yes', 'on', 'tRUE', ' true'], 'refused'],
   ]),
-  // Dapr: IsTruthy, trimmed and any case; everything else is false.
-  ['dapr', 'inject', ['y', 'yes', 'true', 't', 'on', '1', 'YES', ' On ', 'T'], 'on'],
-  ['dapr', 'inject', ['false', 'no', '0', 'off', '', 'enabled'], 'off'],
+  // Dapr: IsTruthy, trimmed (strings.TrimSpace: Unicode's white space, U+0085 too, U+FEFF not) and any case;
+  // everything else is false.
+  ['dapr', 'inject', ['y', 'yes', 'true', 't', 'on', '1', 'YES', ' On ', 'T', '\u0085true', '\u00a0on\u3000'], 'on'],
+  ['dapr', 'inject', ['false', 'no', '0', 'off', '', 'enabled', '\ufefftrue'], 'off'],
   // consul-k8s: strconv.ParseBool; another value fails the admission; an empty lifecycle keeps the default.
   ['consul-dataplane', 'inject', PARSE_BOOL_ON, 'on'],
   ['consul-dataplane', 'inject', PARSE_BOOL_OFF, 'off'],
@@ -78,4 +90,25 @@ describe("each kind's settings as its injector reads them", () => {
       for (const value of values) assert.equal(readSetting(reading(kind, setting), value), read, JSON.stringify(value));
     });
   }
+});
+
+test('no value of a reading that folds has a letter a non-ASCII one lower-cases to (the policy folds ASCII only)', () => {
+  // Go's strings.ToLower makes U+212A (the Kelvin sign) k and U+0130 (I with a dot) i; CEL's lowerAscii leaves both.
+  const readings = (SIDECAR_KINDS as readonly SidecarKind[]).flatMap(({ template: m }) => [
+    m.inject?.reading,
+    m.native?.reading,
+    m.initOnly?.reading,
+    typeof m.quitSwitch === 'object' && 'reading' in m.quitSwitch ? m.quitSwitch.reading : undefined,
+  ]);
+  const folding = readings.filter((each): each is Reading => each?.folds === true);
+  assert.ok(folding.length > 0);
+  for (const each of folding) for (const value of [...each.on, ...each.off, ...(each.unset ?? [])]) assert.doesNotMatch(value, /[ki]/i);
+});
+
+test("a declared proxy's switch flags, and the words that leave one on, as readBoolFlag reads them", () => {
+  assert.deepEqual(switchFlags(kindNamed('cloud-sql-proxy')), ['--quitquitquit', '--health-check']);
+  assert.deepEqual(switchFlags(kindNamed('istio')), []);
+  for (const word of flagOnWords('--health-check'))
+    assert.equal(readBoolFlag(['--health-check=false', word], '--health-check'), 'on', word);
+  assert.equal(readBoolFlag(['--health-check', '--health-check=0'], '--health-check'), 'off');
 });

@@ -46,6 +46,10 @@ const ROWS: readonly (readonly [string, string, string])[] = [
   ['a loop over quit URLs goes whole', 'migrate\nfor u in $URLS; do\n  curl -X POST $u\ndone\n', 'migrate\n'],
   ['the quit in a command substitution', `migrate; rc=$?; out=$(${QUIT}); exit $rc`, 'migrate; rc=$?; exit $rc'],
   ['the quit inside sh -c', `migrate; rc=$?; sh -c '${QUIT}'; exit $rc`, 'migrate; rc=$?; exit $rc'],
+  // Behind a program that runs its arguments (src/manifest/script/programs.ts, commands.ts): the quit alone.
+  ['the quit behind nice', `migrate; rc=$?; nice -n 5 ${QUIT}; exit $rc`, 'migrate; rc=$?; exit $rc'],
+  ['the quit behind stdbuf and setsid', `migrate; rc=$?; stdbuf -oL setsid ${QUIT}; exit $rc`, 'migrate; rc=$?; exit $rc'],
+  ['the quit inside ksh -c', `migrate; rc=$?; ksh -c '${QUIT}'; exit $rc`, 'migrate; rc=$?; exit $rc'],
   [
     'an if whose then holds the quit and an exit',
     `migrate; rc=$?\nif [ $rc -ne 0 ]; then\n  ${QUIT}\n  exit $rc\nfi\n${QUIT}\n`,

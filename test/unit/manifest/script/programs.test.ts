@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { commandStart, PROGRAMS, quitsItself, sidecarCommand, wrapperStops } from '../../../../src/manifest/script/programs.ts';
+import {
+  commandStart,
+  PROGRAMS,
+  quitsItself,
+  SIDECAR_CALLS,
+  sidecarCommand,
+  TOMBSTONE_WRAPPERS,
+  wrapperStops,
+} from '../../../../src/manifest/script/programs.ts';
 
 /** `program args...` -> the index among the args where the command starts (past the end: none). */
 const READINGS: readonly (readonly [string, number])[] = [
@@ -81,7 +89,18 @@ describe("the table of programs: a sidecar's own commands", () => {
       assert.deepEqual(command === undefined ? undefined : [command.sends, command.at], sends === undefined ? undefined : [sends, at]);
     });
   }
+  test('the subcommands that may quit a sidecar: each but a wait for ready', () => {
+    const quitting = SIDECAR_COMMANDS.filter(([, sends]) => sends === 'quit' || sends === 'request').map(([line]) =>
+      line.split(' ').slice(0, 2),
+    );
+    assert.deepEqual(
+      [...SIDECAR_CALLS].flatMap(([program, subcommands]) => subcommands.map((subcommand) => [program, subcommand])),
+      [...new Map(quitting.map((pair) => [pair.join(' '), pair])).values()],
+    );
+  });
 });
+
+test('the wrappers that stop sidecars by a tombstone: kubexit', () => assert.deepEqual(TOMBSTONE_WRAPPERS, ['kubexit']));
 
 /** Whether PROGRAM is installed here. */
 const installed = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${program}`], { timeout: 5000 }).status === 0;
