@@ -196,7 +196,7 @@ export function markersTable(): string {
       ...(markers.sidecarless === undefined
         ? []
         : [
-            `; none, unless the template asks for it, when label or annotation ${code(markers.sidecarless.key)} is ${code(markers.sidecarless.value)}`,
+            `; none, unless the template asks for it, when label ${code(markers.sidecarless.label)} is exactly ${code(markers.sidecarless.value)}`,
           ]),
     ].join('');
     lines.push(row([code(kind.name), cell(asked.join('; ') + none), cell(native.join(', ') || 'never'), cell(quit)]));

@@ -234,8 +234,11 @@ interface TemplateMarkers {
     readonly values?: readonly string[];
     readonly unless?: string;
   }[];
-  /** A label or annotation of the template whose value says the mesh reaches the pod without a sidecar (ambient). */
-  readonly sidecarless?: { readonly key: string; readonly value: string };
+  /**
+   * A label of the template whose value, exactly as written, says the mesh reaches the pod without a sidecar (Istio's
+   * ambient mode: istio.io/dataplane-mode compared as it is, never trimmed or folded; as an annotation it says nothing).
+   */
+  readonly sidecarless?: { readonly label: string; readonly value: string };
   /** The flag of the declared container that makes its readiness endpoint answer (the auth proxies' --health-check). */
   readonly readySwitch?: { readonly flag: string };
   /** What switches the quit endpoint on: always, an annotation (on, or unset when on by default), or a flag of the declared container. */
@@ -337,7 +340,7 @@ export const SIDECAR_KINDS = [
         { label: 'istio-injection', values: ['enabled'] },
         { label: 'istio.io/rev', unless: 'istio-injection' },
       ],
-      sidecarless: { key: 'istio.io/dataplane-mode', value: 'ambient' },
+      sidecarless: { label: 'istio.io/dataplane-mode', value: 'ambient' },
       quitSwitch: 'always',
       quitMethods: ['POST'],
       quitPort: { annotation: 'status.sidecar.istio.io/port' },

@@ -94,11 +94,32 @@ export function cases(): Case[] {
         list.push({ name: `${kind.name}: init container only, off`, yaml: job(asked({ [m.initOnly.annotation]: 'false' })) });
       }
       if (m.sidecarless !== undefined) {
-        list.push({ name: `${kind.name}: sidecarless`, yaml: job({ labels: { [m.sidecarless.key]: m.sidecarless.value } }) });
+        list.push({ name: `${kind.name}: sidecarless`, yaml: job({ labels: { [m.sidecarless.label]: m.sidecarless.value } }) });
         list.push({
           name: `${kind.name}: sidecarless, but asked for`,
-          yaml: job({ labels: { ...on, [m.sidecarless.key]: m.sidecarless.value } }),
+          yaml: job({ labels: { ...on, [m.sidecarless.label]: m.sidecarless.value } }),
         });
+        // The mode's label is compared as written, and only as a label: in a namespace that injects, any other
+        // spelling, or the key as an annotation, gets the sidecar.
+        const rule = m.namespace?.[0];
+        const namespace =
+          rule === undefined
+            ? undefined
+            : {
+                [rule.label !== undefined ? 'labels' : 'annotations']: {
+                  [rule.label ?? rule.annotation ?? '']: rule.values?.[0] ?? 'canary',
+                },
+              };
+        for (const [where, value] of [
+          ['labels', m.sidecarless.value],
+          ['labels', m.sidecarless.value.toUpperCase()],
+          ['annotations', m.sidecarless.value],
+        ] as const)
+          list.push({
+            name: `${kind.name}: ${where} ${m.sidecarless.label}: ${JSON.stringify(value)}, its namespace injects`,
+            yaml: job({ [where]: { [m.sidecarless.label]: value } }),
+            ...(namespace === undefined ? {} : { namespace, injected: [kind.name as KindName] }),
+          });
       }
       if (m.revisionLabel !== undefined)
         list.push({ name: `${kind.name}: revision label`, yaml: job({ labels: { [m.revisionLabel]: 'canary' } }) });

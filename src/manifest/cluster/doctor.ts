@@ -36,12 +36,12 @@ export function injectedBy(kind: SidecarKind, namespace: NamespaceFacts): string
   return undefined;
 }
 
-/** The label or annotation that puts the namespace in a sidecarless mode of KIND (Istio's ambient), if any. */
+/** The label that puts the namespace in a sidecarless mode of KIND (Istio's ambient), if any. */
 function sidecarless(kind: SidecarKind, namespace: NamespaceFacts): string | undefined {
   const marker = kind.template.sidecarless;
   if (marker === undefined) return undefined;
-  const value = namespace.labels[marker.key];
-  return value === marker.value ? `label ${marker.key}=${value}` : undefined;
+  const value = namespace.labels[marker.label];
+  return value === marker.value ? `label ${marker.label}=${value}` : undefined;
 }
 
 /**

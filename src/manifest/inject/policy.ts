@@ -20,7 +20,7 @@ import type { PolicyVersion } from '../../config/tool-flags.ts';
 import { WRAPPERS } from '../script/commands.ts';
 import { SIDECAR_CALLS, SIDECAR_FRONTS, TOMBSTONE_WRAPPERS } from '../script/programs.ts';
 import { QUIT_URLS_VARIABLES } from '../script/requests.ts';
-import type { InjectedNamespaces } from '../pod/pod.ts';
+import type { InjectedNamespaces } from '../pod/sidecars.ts';
 import type { Value } from '../yaml/edits.ts';
 import { imageVolume, imageVolumeWrapper } from './image-volume.ts';
 import {
@@ -110,7 +110,7 @@ const nameOf = (kind: SidecarKind): string => kind.name.replace(/-(.)/g, (_, let
 const WORDS = (c: string): string => `((has(${c}.command) ? ${c}.command : []) + (has(${c}.args) ? ${c}.args : []))`;
 const basenameIn = (names: readonly string[]): string => `^(.*/)?${anyOf(names)}$`;
 
-/** Whether container C is a declared sidecar of KIND (src/manifest/pod/pod.ts, declared()). */
+/** Whether container C is a declared sidecar of KIND (src/manifest/pod/sidecars.ts, declared()). */
 function declares(kind: SidecarKind, c: string): string | undefined {
   const markers = kind.template.container;
   if (markers === undefined) return undefined;
@@ -242,7 +242,7 @@ function variables(settings: PolicySettings): Variable[] {
   return list;
 }
 
-/** The variables that say whether the pod has KIND, its injector's way: 'classic', 'native' or 'none' (pod.ts, injected()). */
+/** The variables that say whether the pod has KIND, its injector's way: 'classic', 'native' or 'none' (sidecars.ts, injected()). */
 function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
   const name = nameOf(kind);
   const markers = kind.template;
@@ -267,7 +267,7 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
   const sidecarless =
     markers.sidecarless === undefined
       ? 'false'
-      : `[${labels}, ${annotations}].exists(m, ${str(markers.sidecarless.key)} in m && m[${str(markers.sidecarless.key)}].trim().lowerAscii() == ${str(markers.sidecarless.value)})`;
+      : `${str(markers.sidecarless.label)} in ${labels} && ${labels}[${str(markers.sidecarless.label)}] == ${str(markers.sidecarless.value)}`;
   const byNamespace = [
     ...(markers.namespace ?? []).map((rule) => {
       const [map, key] = rule.label !== undefined ? ['variables.nsLabels', rule.label] : ['variables.nsAnnotations', rule.annotation ?? ''];
@@ -288,7 +288,7 @@ function injectedForm(kind: SidecarKind, settings: PolicySettings): Variable[] {
       ? 'false'
       : `${annotations}.exists(k, !(k in ${strs(inject?.annotations ?? [])}) && k.matches(${str(`^([^/]*\\.)?${anyOf(domains)}/`)}))`;
   const native = markers.native;
-  // Under a profile, a pod that does not say takes its install's form (pod.ts, formOf), a key it ignores too.
+  // Under a profile, a pod that does not say takes its install's form (sidecars.ts, formOf), a key it ignores too.
   // (Classic by its install, the expression is the one without a profile: an unset key reads as classic either way.)
   const byInstall = settings.profile !== undefined && installForm(kind, settings.profile)?.form === 'native' ? 'true' : undefined;
   const read = (key: string): string => setting(native?.reading as Reading, `${annotations}[${str(key)}]`);
@@ -452,7 +452,7 @@ const refusals = (settings: PolicySettings, edits: readonly Edit[]): string[] =>
   ...declaredProblems(),
 ];
 
-/** The wrapper's --also for each declared proxy, with its ports where the pod moves its quit port (pod.ts, declared()). */
+/** The wrapper's --also for each declared proxy, with its ports where the pod moves its quit port (sidecars.ts, declared()). */
 function alsoFlags(): string {
   return DECLARED.map((kind) => {
     const name = nameOf(kind);

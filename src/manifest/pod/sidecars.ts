@@ -73,10 +73,7 @@ export function declined(kind: SidecarKind, annotations: Strings, labels: String
   const { initOnly, sidecarless } = kind.template;
   if (markedFor(kind, annotations, labels).asked === false) return true;
   if (initOnly !== undefined && settingOn(initOnly.reading, annotations.get(initOnly.annotation)?.value)) return true;
-  return (
-    sidecarless !== undefined &&
-    [labels, annotations].some((map) => map.get(sidecarless.key)?.value.trim().toLowerCase() === sidecarless.value)
-  );
+  return sidecarless !== undefined && labels.get(sidecarless.label)?.value === sidecarless.value;
 }
 
 /** An annotation of the sidecar's own settings (not one of its injection markers): the key, or undefined. */

@@ -28,6 +28,28 @@ export const CASES: readonly Case[] = [
       settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
     }),
   ),
+  // Istio's ambient mode: the label istio.io/dataplane-mode, exactly "ambient", keeps the sidecar out (Istio compares
+  // the label's value as it is); any other spelling, or the key as an annotation, leaves the namespace's injection.
+  {
+    name: 'istio.io/dataplane-mode: ambient as a label, in a namespace that injects: no sidecar',
+    rule: 'unwrapped',
+    yaml: job(pod('command: ["./task.sh"]'), { podMeta: 'labels:\n  istio.io/dataplane-mode: ambient' }),
+    settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
+  },
+  ...[
+    ['labels', 'Ambient'],
+    ['labels', 'AMBIENT'],
+    ['annotations', 'ambient'],
+    ['annotations', '" ambient "'],
+  ].map(
+    ([where, value]): Case => ({
+      name: `istio.io/dataplane-mode: ${value} as ${where === 'labels' ? 'a label' : 'an annotation'}, in a namespace that injects: a sidecar`,
+      rule: 'unwrapped',
+      yaml: job(pod('command: ["./task.sh"]'), { podMeta: `${where}:\n  istio.io/dataplane-mode: ${value}` }),
+      settings: { namespaces: new Map([['istio', new Set(['*'])]]) },
+      expect: { at: 'command: ["./task.sh"]', level: 'error' },
+    }),
+  ),
   // Each value the other injectors take as on, and some they do not.
   ...(
     [
