@@ -20,6 +20,7 @@ import { columnOf, get, getIn, lineOf, pairOf, type Source, text } from '../yaml
 import { basename } from '../script/commands.ts';
 import { CONSTRUCTS } from '../script/dialect.ts';
 import { shellMissing } from '../script/images.ts';
+import { stopSwitch } from '../script/programs.ts';
 import { workloads } from '../yaml/workloads.ts';
 import type { Level } from '../../config/tool-flags.ts';
 import type { Profile } from '../../config/profile.ts';
@@ -443,7 +444,7 @@ const ROWS = [
               `container ${container.name}: ${wrapper.program} runs ${wrapper.child === undefined ? 'no command' : `"${wrapper.child}"`}, not the job, ` +
                 `so the job ${wrapper.runs.afterWork ? 'ran before the sidecar was ready' : 'is not waited for'}` +
                 `${skipped ? ', and after && the sidecar is never told to quit when the job fails (the pod never completes)' : ''}`,
-              `put the job's command after ${wrapper.program}${wrapper.program === 'linkerd-await' ? ' --shutdown --' : ' --'}`,
+              `put the job's command after ${[wrapper.program, stopSwitch(wrapper.program), '--'].filter(Boolean).join(' ')}`,
             );
           }
         }

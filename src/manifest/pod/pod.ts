@@ -8,6 +8,7 @@ import { kindNamed, SIDECAR_KINDS, type SidecarKind } from '../../config/kinds.t
 import type { Profile } from '../../config/profile.ts';
 import { entries, getIn, text } from '../yaml/source.ts';
 import type { Workload } from '../yaml/workloads.ts';
+import { wrapperKind } from '../script/programs.ts';
 import { type ContainerFacts, containersOf, type RequestTarget, readContainer, sharesProcessesOf } from './containers.ts';
 import {
   aimedAt,
@@ -19,9 +20,6 @@ import {
   type PodSidecar,
   sidecarCandidates,
 } from './sidecars.ts';
-
-// The parts of a pod that the policy names through this module.
-export type { InjectedNamespaces } from './sidecars.ts';
 
 export interface Pod {
   readonly workload: Workload;
@@ -81,8 +79,10 @@ export function readPod(workload: Workload, namespaces: InjectedNamespaces, name
   }
   for (const container of known) {
     for (const wrapper of [...container.scriptWrappers, ...(container.wrapper === undefined ? [] : [container.wrapper])]) {
-      if (wrapper.program === 'linkerd-await' && !sidecars.some((sidecar) => sidecar.kind.name === 'linkerd'))
-        sidecars.push(expected(kindNamed('linkerd'), annotations, undefined, false, profile));
+      // A wrapper made for one kind of sidecar (linkerd-await) says the pod has that sidecar.
+      const kind = wrapperKind(wrapper.program);
+      if (kind !== undefined && !sidecars.some((sidecar) => sidecar.kind.name === kind))
+        sidecars.push(expected(kindNamed(kind), annotations, undefined, false, profile));
     }
   }
   const resolved = containers.map((container) => ({

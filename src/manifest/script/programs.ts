@@ -141,6 +141,12 @@ export function wrapperKind(name: string): KindName | undefined {
   return kinds !== undefined && kinds !== 'all' && kinds.length === 1 ? kinds[0] : undefined;
 }
 
+/** The switch that makes wrapper NAME stop its sidecars, in its long form (linkerd-await's --shutdown); undefined: none needed. */
+export function stopSwitch(name: string): string | undefined {
+  const when = PROGRAMS.get(name)?.stops?.when;
+  return when?.find((flag) => flag.startsWith('--')) ?? when?.[0];
+}
+
 /** The inits: PID 1 programs that run one command after their options (and `--`). */
 export const INITS: ReadonlySet<string> = new Set([...PROGRAMS].filter(([, program]) => program.role === 'init').map(([name]) => name));
 

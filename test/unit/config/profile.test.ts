@@ -28,7 +28,13 @@ function profile(kubernetes: string | undefined, ...meshes: string[]): Profile {
 
 describe('values', () => {
   test('the mesh names come from the kinds table, with the operator', () => {
-    assert.deepEqual(MESH_NAMES, ['istio', 'linkerd', 'cloud-sql-proxy-operator', 'vault-agent', 'dapr', 'consul-dataplane']);
+    assert.deepEqual(
+      MESH_NAMES,
+      (SIDECAR_KINDS as readonly { install?: { name: string } }[]).flatMap((kind) =>
+        kind.install === undefined ? [] : [kind.install.name],
+      ),
+    );
+    assert.ok(MESH_NAMES.includes('istio') && MESH_NAMES.includes('linkerd'));
     for (const name of MESH_NAMES) assert.ok(typeof parseMesh(`${name}=1.0`) !== 'string', name);
   });
   test('--kubernetes X.Y', () => {
@@ -42,7 +48,7 @@ describe('values', () => {
     assert.deepEqual(parseMesh('istio=1.28.1:classic'), { name: 'istio', version: [1, 28], setting: 'classic' });
     const cases: [string, RegExp][] = [
       ['linkerd', /is not NAME=VERSION\[:native\|classic\]/],
-      ['kuma=2.14', /"kuma" is not a NAME .*\(istio, linkerd, cloud-sql-proxy-operator, vault-agent, dapr, consul-dataplane\)/],
+      ['kuma=2.14', new RegExp(`"kuma" is not a NAME .*\\(${MESH_NAMES.join(', ')}\\)`)],
       ['istio=new', /"new" is not a release of istio/],
       ['istio=1.28:auto', /"auto" is not a setting of istio \(native or classic\)/],
       ['vault-agent=1.7:native', /vault-agent has no native mode \(.*vault-k8s issue 620/],

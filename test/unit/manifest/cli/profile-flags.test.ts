@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { parseFlags, parsePlugin, type Request } from '../../../../src/manifest/cli/flags.ts';
 import type { ConfigFiles } from '../../../../src/manifest/cli/config-file.ts';
 import { type ManifestIo, runManifest } from '../../../../src/manifest/cli/cli.ts';
-import { NO_PROFILE } from '../../../../src/config/profile.ts';
+import { MESH_NAMES, NO_PROFILE } from '../../../../src/config/profile.ts';
 
 /** Files in memory, the current directory CWD; a directory is a path that ends in `/`. */
 function files(cwd: string, tree: Record<string, string>): ConfigFiles {
@@ -115,7 +115,7 @@ describe('the config file', () => {
       ],
       [
         'mesh:\n  - linkerd=2.20\n  - kuma=2.14\n',
-        `${FILE}:3: mesh: "kuma" is not a NAME of NAME=VERSION[:native|classic] (istio, linkerd, cloud-sql-proxy-operator, vault-agent, dapr, consul-dataplane)`,
+        `${FILE}:3: mesh: "kuma" is not a NAME of NAME=VERSION[:native|classic] (${MESH_NAMES.join(', ')})`,
       ],
       ['\n\nkubernetes: latest\n', `${FILE}:3: kubernetes: "latest" is not a Kubernetes minor version (X.Y, the oldest kubelet's: 1.31)`],
       ['kubernetes: [1.31]\n', `${FILE}:1: kubernetes takes one value, not a list (kubernetes: VALUE, as --kubernetes VALUE)`],

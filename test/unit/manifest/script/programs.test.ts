@@ -11,7 +11,9 @@ import {
   quitsItself,
   SIDECAR_CALLS,
   sidecarCommand,
+  stopSwitch,
   TOMBSTONE_WRAPPERS,
+  wrapperKind,
   wrapperStops,
 } from '../../../../src/manifest/script/programs.ts';
 
@@ -68,6 +70,19 @@ describe('the table of programs: what a wrapper stops', () => {
       assert.equal(quitsItself(program, args), itself);
     });
   }
+});
+
+describe('the table of programs: the one kind a wrapper is made for, and the switch that makes it stop it', () => {
+  for (const [program, kind, switched] of [
+    ['linkerd-await', 'linkerd', '--shutdown'],
+    ['scuttle', undefined, undefined],
+    ['kubexit', undefined, undefined],
+    ['tini', undefined, undefined],
+  ] as const)
+    test(`${program} -> ${kind ?? 'any or none'}, ${switched ?? 'no switch'}`, () => {
+      assert.equal(wrapperKind(program), kind);
+      assert.equal(stopSwitch(program), switched);
+    });
 });
 
 /** A sidecar's own program and its words -> what it sends, and where its subcommand is. */
