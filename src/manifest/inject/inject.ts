@@ -103,134 +103,22 @@ export function inject(
   read: { readonly pods: readonly Pod[]; readonly findings: readonly Finding[] } = readFile(source, settings),
 ): Injected {
   const { pods, findings } = read;
-  const editor = new Editor(source);
+  const run: FileRun = { source, settings, editor: new Editor(source), shared: sharedRanges(source), notes: [] };
   const problems: string[] = [];
   const rewritten: string[] = [];
-  const notes: string[] = [];
   const verdicts = new Map<Finding, InjectVerdict>();
-  const shared = sharedRanges(source);
   const found = findingsOf(source, pods, findings);
   for (const [index, pod] of pods.entries()) {
     const { workload } = pod;
     const where = `${source.name}:${lineOf(source, workload.object)}: ${workload.kind} ${workload.name}`;
     const mine = found[index] ?? [];
-    const errors = mine.filter((finding) => finding.level === 'error');
-    const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
-    const judge = (verdict: InjectVerdict): void => {
-      for (const finding of mine) verdicts.set(finding, verdict);
-    };
-    const refuse = (why: readonly string[]): void => {
-      problems.push(...why.map((problem) => `${where}: ${problem}`));
-      judge({ will: 'refuse', why: why.join('; ') });
-    };
-    if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic')) {
-      notes.push(`${where}: left as it is: container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
-      continue;
-    }
-    // --native without a profile: only Istio's annotation, nothing else touched.
-    const legacyNative = settings.native && settings.profile === undefined;
-    // What no wrapper changes (a script its own shell ends otherwise than bash would): the row says why.
-    const refused = legacyNative ? undefined : errors.find((finding) => actionOf(finding) === 'refuse');
-    if (refused !== undefined) {
-      refuse([
-        `--check finds ${refused.rule} on line ${refused.line}: ${RULE_SUMMARIES[refused.rule].refuses ?? 'a wrapper does not change it'}`,
-      ]);
-      continue;
-    }
-    let left: readonly PodSidecar[] = unstopped(pod, { brokenScriptsCount: false });
-    let scriptEdits: readonly ScalarEdit[] = [];
-    const takenNotes: string[] = [];
-    let takenOut: Extract<HandRolled, { kind: 'rewritten' }> | undefined;
-    const broken = errors.some((finding) => actionOf(finding) === 'script');
-    // A quit that works (--check's advice hand-rolled-quit, said or hidden by a warning on its line): replaced where
-    // the proof holds, else the pod is left as it works.
-    const works = !broken && !legacyNative && handRolledAdvice(pod).length > 0 && quitsKnown(pod);
-    const worksOnly = works && errors.length === 0;
-    const leave = (why: readonly string[]): void => {
-      notes.push(`${where}: left as it is: its own quit works, and the wrapper cannot replace it: ${[...new Set(why)].join('; ')}`);
-    };
-    let handRolled = (broken || works) && pod.jobs.some(rollsItsOwn);
-    if (handRolled && !legacyNative) {
-      const taken = takeOutHandRolled(source, pod, index, {
-        namespaces: settings.namespaces ?? new Map(),
-        namespace: settings.namespace,
-        ...(settings.profile === undefined ? {} : { profile: settings.profile }),
-      });
-      if (taken.kind === 'refused' && worksOnly) {
-        leave([taken.why]);
-        continue;
-      }
-      if (taken.kind === 'refused' && !works) {
-        refuse([taken.why]);
-        continue;
-      }
-      if (taken.kind === 'rewritten') {
-        left = taken.left;
-        scriptEdits = taken.edits;
-        takenOut = taken;
-      } else handRolled = false;
-    }
-    if (!handRolled || legacyNative) {
-      const scripted = errors.find((finding) => finding.advisesInject && actionOf(finding) !== 'setting');
-      const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
-      if (cannot !== undefined) {
-        refuse([cannot]);
-        continue;
-      }
-    }
-    // Native first where the profile lets every sidecar left be native; else the wrapper (or, --native, refused).
-    const plan = planFor(pod, left, settings);
-    if (plan.fix === 'refuse') {
-      if (handRolled && worksOnly) leave(plan.why);
-      else refuse(plan.why);
-      continue;
-    }
-    const nativeFix = legacyNative || plan.fix === 'native';
-    // Said only once the pod is rewritten: a pod left as it is, or refused, had nothing taken out.
-    if (takenOut !== undefined) takenNotes.push(...handRolledNotes(where, takenOut, workload.restartPolicy === 'OnFailure', nativeFix));
-    const lost = handRolled || nativeFix ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
-    if (lost !== undefined && left.length > 0) {
-      refuse([lost]);
-      continue;
-    }
-    if (left.length === 0) {
-      const other = errors[0];
-      if (other !== undefined)
-        notes.push(`${where}: left as it is: --check's ${other.rule} (line ${other.line}) is not for a wrapper to fix: see its advice`);
-      continue;
-    }
-    if (legacyNative && !left.some((sidecar) => sidecar.kind === ISTIO)) continue;
-    // A wait whose program the image lacks never ends, and --inject takes out only quits.
-    const hanging = nativeFix ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
-    if (hanging !== undefined) {
-      refuse([
-        `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
-      ]);
-      continue;
-    }
-    editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
-    const guarded = new GuardedEditor(editor, shared, source);
-    // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
-    const execQuits = nativeFix || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
-    if (execQuits.length > 0)
-      takenNotes.push(
-        `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
-      );
-    for (const edit of [...scriptEdits, ...execQuits]) guarded.replace(edit);
-    const refusals = legacyNative
-      ? addNative(guarded, workload)
-      : plan.fix === 'native'
-        ? makeNative(guarded, source, pod, left, (note) => notes.push(`${where}: ${note}`))
-        : addWrapper(guarded, pod, left, settings);
-    refusals.push(...guarded.refusals);
-    if (refusals.length > 0 && handRolled && worksOnly) leave(refusals);
-    else if (refusals.length > 0) refuse([...new Set(refusals)]);
-    else {
-      if (settings.verdictsOnly !== true) guarded.commit();
-      notes.push(...takenNotes);
-      rewritten.push(`${workload.kind} ${workload.name}`);
-      judge({ will: 'rewrite' });
-    }
+    const outcome = injectPod(run, { pod, index, where, errors: mine.filter((finding) => finding.level === 'error') });
+    // A pod left as it is has no verdict: its findings stand as --check gives them.
+    if (outcome.kind === 'left') continue;
+    if (outcome.kind === 'refused') problems.push(...outcome.why.map((problem) => `${where}: ${problem}`));
+    else rewritten.push(`${workload.kind} ${workload.name}`);
+    const verdict: InjectVerdict = outcome.kind === 'refused' ? { will: 'refuse', why: outcome.why.join('; ') } : { will: 'rewrite' };
+    for (const finding of mine) verdicts.set(finding, verdict);
   }
   if (problems.length > 0) {
     // Nothing of a file is written while one of its pods is refused.
@@ -238,7 +126,159 @@ export function inject(
     for (const [finding, verdict] of verdicts) if (verdict.will === 'rewrite') verdicts.set(finding, other);
     return { kind: 'refused', problems, verdicts };
   }
-  return { kind: 'done', text: editor.changed ? editor.apply() : source.text, rewritten, notes, verdicts };
+  return { kind: 'done', text: run.editor.changed ? run.editor.apply() : source.text, rewritten, notes: run.notes, verdicts };
+}
+
+/** What every pod of one file shares while --inject goes through them. */
+interface FileRun {
+  readonly source: Source;
+  readonly settings: InjectSettings;
+  /** The file's edits: each rewritten pod's, committed once the pod is known to be rewritten. */
+  readonly editor: Editor;
+  readonly shared: ReturnType<typeof sharedRanges>;
+  /** What --inject says of the file, in order (a native move says its notes even of a pod then refused). */
+  readonly notes: string[];
+}
+
+/** One pod of the file: where it is, its index among the file's pods, and --check's errors on its lines. */
+interface PodAt {
+  readonly pod: Pod;
+  readonly index: number;
+  readonly where: string;
+  readonly errors: readonly Finding[];
+}
+
+/** What --inject did with one pod: rewrote it (into the file's editor), refused it, or left it as it is. */
+type PodOutcome =
+  | { readonly kind: 'rewritten' }
+  | { readonly kind: 'refused'; readonly why: readonly string[] }
+  | { readonly kind: 'left' };
+
+const LEFT: PodOutcome = { kind: 'left' };
+const refusal = (why: readonly string[]): PodOutcome => ({ kind: 'refused', why });
+
+/** A pod left as it is, with a note saying why. */
+function leftSaying(run: FileRun, at: PodAt, note: string): PodOutcome {
+  run.notes.push(`${at.where}: left as it is: ${note}`);
+  return LEFT;
+}
+
+/** A pod whose own quit works, left as it works because the wrapper cannot replace it (WHY). */
+const leftWorking = (run: FileRun, at: PodAt, why: readonly string[]): PodOutcome =>
+  leftSaying(run, at, `its own quit works, and the wrapper cannot replace it: ${[...new Set(why)].join('; ')}`);
+
+/** One pod: left as it is where it needs nothing or works, refused where no rewrite fixes it, else rewritten. */
+function injectPod(run: FileRun, at: PodAt): PodOutcome {
+  const { pod, errors } = at;
+  const wrapped = pod.jobs.find((container) => container.wrapper !== undefined);
+  if (wrapped !== undefined && pod.sidecars.some((sidecar) => sidecar.form === 'classic'))
+    return leftSaying(run, at, `container ${wrapped.name} already runs under ${wrapped.wrapper?.program}`);
+  // --native without a profile: only Istio's annotation, nothing else touched.
+  const legacyNative = run.settings.native && run.settings.profile === undefined;
+  // What no wrapper changes (a script its own shell ends otherwise than bash would): the row says why.
+  const refused = legacyNative ? undefined : errors.find((finding) => actionOf(finding) === 'refuse');
+  if (refused !== undefined)
+    return refusal([
+      `--check finds ${refused.rule} on line ${refused.line}: ${RULE_SUMMARIES[refused.rule].refuses ?? 'a wrapper does not change it'}`,
+    ]);
+  const quits = ownQuits(run, at, legacyNative);
+  return 'kind' in quits ? quits : rewritePod(run, at, quits, legacyNative);
+}
+
+/** What a pod's own quits leave to do: the sidecars nothing stops, and the edits that take its quits out. */
+interface OwnQuits {
+  readonly left: readonly PodSidecar[];
+  readonly edits: readonly ScalarEdit[];
+  readonly takenOut?: Extract<HandRolled, { kind: 'rewritten' }>;
+  /** The script quits a sidecar itself, and that quit is to be taken out. */
+  readonly handRolled: boolean;
+  /** Its own quit works and --check finds no error: where the wrapper cannot replace it, the pod is left. */
+  readonly worksOnly: boolean;
+}
+
+/**
+ * The pod's own quits: a quit that works (--check's advice hand-rolled-quit, said or hidden by a warning on its
+ * line), or one of a broken script, taken out where the proof holds; else the pod is left as it works, or refused.
+ */
+function ownQuits(run: FileRun, at: PodAt, legacyNative: boolean): OwnQuits | PodOutcome {
+  const { pod, errors } = at;
+  const broken = errors.some((finding) => actionOf(finding) === 'script');
+  const works = !broken && !legacyNative && handRolledAdvice(pod).length > 0 && quitsKnown(pod);
+  const worksOnly = works && errors.length === 0;
+  let handRolled = (broken || works) && pod.jobs.some(rollsItsOwn);
+  if (handRolled && !legacyNative) {
+    const { settings } = run;
+    const taken = takeOutHandRolled(run.source, pod, at.index, {
+      namespaces: settings.namespaces ?? new Map(),
+      namespace: settings.namespace,
+      ...(settings.profile === undefined ? {} : { profile: settings.profile }),
+    });
+    if (taken.kind === 'refused' && worksOnly) return leftWorking(run, at, [taken.why]);
+    if (taken.kind === 'refused' && !works) return refusal([taken.why]);
+    if (taken.kind === 'rewritten') return { left: taken.left, edits: taken.edits, takenOut: taken, handRolled, worksOnly };
+    handRolled = false;
+  }
+  if (!handRolled || legacyNative) {
+    const scripted = errors.find((finding) => finding.advisesInject && actionOf(finding) !== 'setting');
+    const cannot = scripted === undefined ? undefined : unfixable(pod, scripted);
+    if (cannot !== undefined) return refusal([cannot]);
+  }
+  return { left: unstopped(pod, { brokenScriptsCount: false }), edits: [], handRolled, worksOnly };
+}
+
+/** The fix for the sidecars QUITS leaves: native first where the profile lets every one be native; else the wrapper. */
+function rewritePod(run: FileRun, at: PodAt, quits: OwnQuits, legacyNative: boolean): PodOutcome {
+  const { pod, errors } = at;
+  const plan = planFor(pod, quits.left, run.settings);
+  if (plan.fix === 'refuse') return quits.handRolled && quits.worksOnly ? leftWorking(run, at, plan.why) : refusal(plan.why);
+  const nativeFix = legacyNative || plan.fix === 'native';
+  const lost = quits.handRolled || nativeFix ? undefined : pod.jobs.map(statusLost).find((why) => why !== undefined);
+  if (lost !== undefined && quits.left.length > 0) return refusal([lost]);
+  if (quits.left.length === 0) {
+    const other = errors[0];
+    return other === undefined
+      ? LEFT
+      : leftSaying(run, at, `--check's ${other.rule} (line ${other.line}) is not for a wrapper to fix: see its advice`);
+  }
+  if (legacyNative && !quits.left.some((sidecar) => sidecar.kind === ISTIO)) return LEFT;
+  // A wait whose program the image lacks never ends, and --inject takes out only quits.
+  const hanging = nativeFix ? undefined : pod.jobs.flatMap(missingPrograms).find((found) => found.aimed.what === 'wait');
+  if (hanging !== undefined)
+    return refusal([
+      `--check finds quit-program-missing on line ${hanging.aimed.line}: the script waits for the sidecar with ${hanging.program}, which ${hanging.image} lacks, so the wait never ends: take it out (${PROGRAM} waits itself), then --inject`,
+    ]);
+  return editPod(run, at, quits, legacyNative ? 'legacy-native' : plan.fix === 'native' ? 'native' : 'wrapper');
+}
+
+/** The pod's edits, FIX's way: written into the file's editor when none is refused. */
+function editPod(run: FileRun, at: PodAt, quits: OwnQuits, fix: 'legacy-native' | 'native' | 'wrapper'): PodOutcome {
+  const { source } = run;
+  const { pod, where } = at;
+  const { workload } = pod;
+  // Said only once the pod is rewritten: a pod left as it is, or refused, had nothing taken out.
+  const takenNotes =
+    quits.takenOut === undefined ? [] : handRolledNotes(where, quits.takenOut, workload.restartPolicy === 'OnFailure', fix !== 'wrapper');
+  run.editor.seqOffset = sequenceOffset(source, pairOf(workload.podSpec, 'containers'));
+  const guarded = new GuardedEditor(run.editor, run.shared, source);
+  // A quit written as exec items after a program no shell runs never ran: it goes, and the wrapper quits.
+  const execQuits = fix !== 'wrapper' || pod.jobs.length !== 1 ? [] : pod.jobs.flatMap((job) => execArgsQuit(source, job));
+  if (execQuits.length > 0)
+    takenNotes.push(
+      `${where}: took out the quit written as exec items after the program (line ${source.lines.linePos(execQuits[0]?.start ?? 0).line}), which never ran`,
+    );
+  for (const edit of [...quits.edits, ...execQuits]) guarded.replace(edit);
+  const refusals =
+    fix === 'legacy-native'
+      ? addNative(guarded, workload)
+      : fix === 'native'
+        ? makeNative(guarded, source, pod, quits.left, (note) => run.notes.push(`${where}: ${note}`))
+        : addWrapper(guarded, pod, quits.left, run.settings);
+  refusals.push(...guarded.refusals);
+  if (refusals.length > 0 && quits.handRolled && quits.worksOnly) return leftWorking(run, at, refusals);
+  if (refusals.length > 0) return refusal([...new Set(refusals)]);
+  if (run.settings.verdictsOnly !== true) guarded.commit();
+  run.notes.push(...takenNotes);
+  return { kind: 'rewritten' };
 }
 
 /** Why a wrapper around the job's script cannot fix what FINDING says of it; undefined when it can. */
