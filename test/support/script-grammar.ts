@@ -9,6 +9,7 @@ import { PROGRAM } from '../../src/bundle/self.ts';
 import { ISTIO, istioPort } from '../../src/config/kinds.ts';
 import { STATUS_ANNOTATION } from '../../src/config/mode.ts';
 import { OPTIONS, STATUS_VARIABLE } from '../../src/config/options.ts';
+import { seeded } from './scenarios.ts';
 
 export type Shell = 'sh' | 'bash';
 export type Policy = 'Never' | 'OnFailure';
@@ -34,18 +35,14 @@ export const DEFAULT_COUNT = 300;
 export const JOB_PROGRAMS = ['migrate', 'backup-db', 'generate-report', 'sync-users', 'run-job.sh'] as const;
 export const JOBS = ['migrate --to latest', 'backup-db --full', 'generate-report --since 24h', 'sync-users', './run-job.sh'];
 
-/** A small seeded generator (mulberry32): the same seed, the same scripts. */
+/** Choices drawn from the seeded generator of scenarios.ts: the same seed, the same scripts. */
 export class Random {
-  private state: number;
+  private readonly draw: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.draw = seeded(seed);
   }
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.draw();
   }
   chance(p: number): boolean {
     return this.next() < p;
